@@ -1,0 +1,467 @@
+"""Shared pieces of the analysis scripts: reading "sharp/1" result files, one figure style,
+and writing figures reproducibly.
+
+Analysis reads only files (DESIGN.md): every figure script loads a merged result file with
+load_result(), which refuses anything that is not a complete "sharp/1" file of the expected
+experiment, and writes through save_figure(), whose PDFs are byte-identical across runs.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import sys
+import tempfile
+from typing import Any, Iterable, Sequence
+
+import h5py
+import numpy as np
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display; must precede the pyplot import
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib import ticker  # noqa: E402
+
+SCHEMA = "sharp/1"
+
+
+class ResultFileError(Exception):
+    """A result file that analysis must not read (missing, not HDF5, incomplete, wrong schema or
+    experiment, malformed). The message names the file, the problem and what to do."""
+
+
+# --------------------------------------------------------------------------------------------
+# Reading result files
+
+
+def _decode(value: Any) -> Any:
+    """h5py hands back bytes for some strings (fixed-length, or variable-length datasets read
+    without .asstr()) and numpy scalars for numbers; analysis wants str and Python numbers."""
+    if isinstance(value, (bytes, np.bytes_)):
+        return value.decode("utf-8")
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in ("S", "O"):
+            return np.array([_decode(v) for v in value.ravel()], dtype=str).reshape(value.shape)
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _attribute_value(value: Any) -> Any:
+    """Root attributes are scalars; a one-element array (some writers make [1] dataspaces) is
+    taken as its element."""
+    if isinstance(value, np.ndarray) and value.size == 1:
+        value = value.ravel()[0]
+    return _decode(value)
+
+
+def _read_dataset(ds: h5py.Dataset) -> np.ndarray:
+    """A dataset as numpy; string datasets become arrays of str (dtype '<U…')."""
+    if h5py.check_string_dtype(ds.dtype) is not None:
+        data = ds.asstr()[()]
+        if isinstance(data, str):
+            return np.array(data, dtype=str)
+        return np.asarray(data, dtype=str)
+    return ds[()]
+
+
+@dataclasses.dataclass(frozen=True)
+class Result:
+    """One merged result file. P = number of points; every params/metrics array has length P
+    along its first axis, in the file's point order (row i belongs to ids[i])."""
+
+    path: str
+    attrs: dict  # root attributes, str / int / float
+    config: str  # canonical config text, lines "key = value"
+    ids: list  # [P] point ids, 16 hex chars each
+    params: dict  # name -> [P] array (float64, int64 or str)
+    metrics: dict  # name -> [P, ...] array (float64 or int64)
+    timing: dict  # name -> [P] array (wall_seconds, peak_rss_bytes)
+
+    @property
+    def experiment(self) -> str:
+        return self.attrs["experiment"]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def arrays(self, point_id: str) -> dict:
+        """Every dataset under /arrays/<point_id>, keyed by its path relative to that group
+        (nested groups give names like "layer0/alpha"). Read on demand: arrays can be large."""
+        with _open(self.path) as f:
+            group_path = f"arrays/{point_id}"
+            if group_path not in f:
+                raise ResultFileError(
+                    f"{self.path}: no group /arrays/{point_id}; this experiment stores no arrays "
+                    f"for that point (or the id is wrong). Point ids in the file: "
+                    f"{', '.join(self.ids[:5])}{' ...' if len(self.ids) > 5 else ''}")
+            out = {}
+
+            def visit(name, obj):
+                if isinstance(obj, h5py.Dataset):
+                    out[name] = _read_dataset(obj)
+
+            f[group_path].visititems(visit)
+            return dict(sorted(out.items()))
+
+    def column(self, name: str) -> np.ndarray:
+        """A parameter or metric by name (parameters first)."""
+        if name in self.params:
+            return self.params[name]
+        if name in self.metrics:
+            return self.metrics[name]
+        raise KeyError(f"{self.path}: no parameter or metric named {name!r}; parameters: "
+                       f"{sorted(self.params)}, metrics: {sorted(self.metrics)}")
+
+    def require(self, params: Iterable[str] = (), metrics: Iterable[str] = (),
+                finite: bool = True) -> None:
+        """Refuse a file lacking what a figure needs (naming every missing item at once), or, with
+        `finite`, whose needed float metrics hold NaN or infinity: a figure must not hide a
+        numeric failure."""
+        params, metrics = list(params), list(metrics)
+        missing = [f"/points/params/{p}" for p in params if p not in self.params]
+        missing += [f"/points/{m}" for m in metrics if m not in self.metrics]
+        if missing:
+            raise ResultFileError(
+                f"{self.path}: experiment {self.experiment!r} lacks {', '.join(missing)}; the file "
+                f"was written by an older or different version of the experiment. Re-run it.")
+        for name in metrics if finite else ():
+            self.require_finite(f"/points/{name}", self.metrics[name])
+
+    def require_finite(self, what: str, values: np.ndarray, point_id: str | None = None) -> None:
+        """Raise ResultFileError when a float array holds NaN or ±inf."""
+        values = np.asarray(values)
+        if values.dtype.kind != "f" or np.all(np.isfinite(values)):
+            return
+        rows = values.reshape(values.shape[0] if values.ndim else 1, -1)  # [P or S, rest]
+        bad = np.flatnonzero(~np.isfinite(rows).all(axis=1))
+        where = (f"point {point_id} (index {', '.join(str(i) for i in bad[:3])})"
+                 if point_id is not None else
+                 f"point(s) {', '.join(self.ids[i] for i in bad[:3])}"
+                 f"{' ...' if bad.size > 3 else ''}")
+        raise ResultFileError(
+            f"{self.path}: {what} is not finite at {where} ({bad.size} value(s)); the experiment "
+            f"produced NaN or infinity, which analysis will not plot. Fix the experiment and "
+            f"re-run.")
+
+    def rows(self, **criteria) -> np.ndarray:
+        """Indices of the points whose parameters match, e.g. rows(logits="uniform", n=[16, 64]).
+        A value may be a scalar or a list of allowed values; floats compare with rtol 1e-12
+        (values in the file went through a shortest round-trip, so this is equality)."""
+        mask = np.ones(len(self), dtype=bool)
+        for name, wanted in criteria.items():
+            column = self.column(name)
+            allowed = wanted if isinstance(wanted, (list, tuple, set, np.ndarray)) else [wanted]
+            hit = np.zeros(len(self), dtype=bool)
+            for value in allowed:
+                if column.dtype.kind == "f":
+                    hit |= np.isclose(column, float(value), rtol=1e-12, atol=0.0)
+                else:
+                    hit |= column == value
+            mask &= hit
+        return np.flatnonzero(mask)
+
+    def group_by(self, *names: str, among: np.ndarray | None = None) -> list:
+        """[(key tuple, row indices)] for each distinct combination of the named parameters,
+        sorted by key, so figures draw series in a fixed order. `among` restricts to those rows."""
+        index = np.arange(len(self)) if among is None else np.asarray(among)
+        groups: dict = {}
+        for i in index:
+            key = tuple(_decode(self.column(n)[i]) for n in names)
+            groups.setdefault(key, []).append(i)
+        return [(k, np.array(groups[k], dtype=int)) for k in sorted(groups)]
+
+    def distinct(self, name: str) -> list:
+        """Sorted distinct values of a parameter or metric."""
+        return sorted({_decode(v) for v in self.column(name)})
+
+
+def _open(path: str) -> h5py.File:
+    try:
+        return h5py.File(path, "r")
+    except OSError as err:
+        raise ResultFileError(
+            f"{path}: cannot be opened as HDF5 ({err}). It is not an HDF5 file or is truncated; "
+            f"regenerate it with the experiment binary (re-running the same command resumes)."
+        ) from None
+
+
+def load_result(path: str | os.PathLike, experiment: str | None = None) -> Result:
+    """Read a merged "sharp/1" result file. Raises ResultFileError for a missing file, a non-HDF5
+    file, a file without root attribute complete == 1, another schema, or (when `experiment` is
+    given) another experiment, and for files whose /points layout is malformed."""
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise ResultFileError(
+            f"{path}: file not found. Run the experiment first (e.g. `make paper`, or the "
+            f"experiment binary with --out {path}) or pass the right path.")
+    if not h5py.is_hdf5(path):
+        raise ResultFileError(
+            f"{path}: not an HDF5 file. Result files are written by the experiment binaries; "
+            f"check the path, or regenerate the file.")
+    with _open(path) as f:
+        attrs = {k: _attribute_value(v) for k, v in sorted(f.attrs.items())}
+        _check_root_attributes(path, attrs, experiment)
+        _check_layout(path, f)
+        config = str(_decode(_read_dataset(f["config"])[()])) if "config" in f else ""
+        ids = [str(v) for v in _read_dataset(f["points/id"])]
+        params = {name: _read_dataset(ds) for name, ds in sorted(f["points/params"].items())}
+        metrics = {name: _read_dataset(ds) for name, ds in sorted(f["points"].items())
+                   if isinstance(ds, h5py.Dataset) and name != "id"}
+        timing = ({name: _read_dataset(ds) for name, ds in sorted(f["timing"].items())
+                   if isinstance(ds, h5py.Dataset)} if "timing" in f else {})
+    _check_lengths(path, len(ids), {**{f"params/{k}": v for k, v in params.items()},
+                                    **metrics, **{f"timing/{k}": v for k, v in timing.items()}})
+    return Result(path=path, attrs=attrs, config=config, ids=ids, params=params,
+                  metrics=metrics, timing=timing)
+
+
+def _check_root_attributes(path: str, attrs: dict, experiment: str | None) -> None:
+    problems = []
+    schema = attrs.get("schema")
+    if schema != SCHEMA:
+        problems.append(f"schema is {schema!r}, this analysis reads {SCHEMA!r}"
+                        if schema is not None else "root attribute 'schema' is missing")
+    complete = attrs.get("complete")
+    if complete != 1:
+        problems.append("the file is incomplete (root attribute 'complete' is "
+                        + ("missing" if complete is None else f"{complete!r}") + ", not 1)")
+    if problems:
+        raise ResultFileError(
+            f"{path}: refused: {'; '.join(problems)}. A run that stopped early leaves an "
+            f"incomplete file: re-run the same command to resume it (or --merge-only once every "
+            f"part is done); a file of another schema needs a matching analysis version.")
+    if experiment is not None and attrs.get("experiment") != experiment:
+        raise ResultFileError(
+            f"{path}: holds experiment {attrs.get('experiment')!r} but this figure needs "
+            f"{experiment!r}; pass the {experiment}.h5 file instead.")
+
+
+def _check_layout(path: str, f: h5py.File) -> None:
+    missing = [p for p in ("points/id", "points/params") if p not in f]
+    if missing:
+        raise ResultFileError(f"{path}: malformed sharp/1 file, missing /{', /'.join(missing)}; "
+                              f"regenerate it with the experiment binary.")
+
+
+def _check_lengths(path: str, n_points: int, columns: dict) -> None:
+    bad = [f"{name} has {np.shape(v)[0] if np.ndim(v) else 'scalar'}"
+           for name, v in columns.items() if np.ndim(v) == 0 or np.shape(v)[0] != n_points]
+    if bad:
+        raise ResultFileError(f"{path}: malformed sharp/1 file: /points/id has {n_points} points "
+                              f"but {', '.join(bad)}; regenerate it.")
+
+
+# --------------------------------------------------------------------------------------------
+# Style: one rc dict for every figure, sized for a two-column paper (full width ≈ 7 in).
+
+STYLE = {
+    "figure.dpi": 100,
+    "savefig.dpi": 150,
+    "font.size": 9,
+    "axes.titlesize": 9,
+    "axes.labelsize": 9,
+    "legend.fontsize": 7.5,
+    "legend.title_fontsize": 7.5,
+    "legend.frameon": False,
+    "legend.handlelength": 1.8,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "xtick.direction": "in",
+    "ytick.direction": "in",
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.color": "0.88",
+    "grid.linewidth": 0.5,
+    "lines.linewidth": 1.2,
+    "lines.markersize": 4,
+    "mathtext.fontset": "dejavusans",
+    # Type 3 fonts: Type 42 embedding runs fontTools, which stamps the current time into the
+    # subset font's 'head' table and would make PDFs differ from run to run.
+    "pdf.fonttype": 3,
+}
+FULL_WIDTH = 7.0   # inches, two panels side by side
+HALF_WIDTH = 3.4   # inches, one panel
+
+# Logit laws of the bounds / entropy experiments, in the order figures list them.
+LAW_ORDER = ["one-hot", "two-point", "uniform", "gaussian"]
+LAW_MARKERS = {"one-hot": "^", "two-point": "s", "uniform": "o", "gaussian": "D"}
+LAW_LINESTYLES = {"one-hot": "-", "two-point": "--", "uniform": "-.", "gaussian": ":"}
+_SPARE_MARKERS = ["v", "P", "X", "*", "<", ">", "h"]
+_SPARE_LINESTYLES = [(0, (5, 1, 1, 1)), (0, (1, 3)), (0, (8, 2))]
+
+
+def law_sort_key(law: str):
+    return (LAW_ORDER.index(law), law) if law in LAW_ORDER else (len(LAW_ORDER), law)
+
+
+def law_marker(law: str, others: Sequence[str] = ()) -> str:
+    if law in LAW_MARKERS:
+        return LAW_MARKERS[law]
+    unknown = sorted(l for l in others if l not in LAW_MARKERS)
+    return _SPARE_MARKERS[unknown.index(law) % len(_SPARE_MARKERS)] if law in unknown else "x"
+
+
+def law_linestyle(law: str, others: Sequence[str] = ()):
+    if law in LAW_LINESTYLES:
+        return LAW_LINESTYLES[law]
+    unknown = sorted(l for l in others if l not in LAW_LINESTYLES)
+    return _SPARE_LINESTYLES[unknown.index(law) % len(_SPARE_LINESTYLES)] if law in unknown else "-"
+
+
+def sequential_colours(count: int) -> list:
+    """Colours for an ordered quantity (δ/θ, n, d_model): viridis without its pale yellow end,
+    which vanishes on white paper."""
+    cmap = matplotlib.colormaps["viridis"]
+    if count == 1:
+        return [cmap(0.35)]
+    return [cmap(0.82 * i / (count - 1)) for i in range(count)]
+
+
+def qualitative_colours(count: int) -> list:
+    """Colours for unordered items (a few picked points), distinct from the sequential ones."""
+    cmap = matplotlib.colormaps["tab10"]
+    return [cmap(i % 10) for i in range(count)]
+
+
+def new_figure(ncols: int = 1, width: float | None = None, height: float = 2.7,
+               legend_width: float = 0.0):
+    """A styled figure with `ncols` panels in a row (constrained layout). With legend_width > 0
+    (a fraction of one panel's width) a blank column on the right holds legends, so they never
+    cover data; it is returned as a third value (None otherwise)."""
+    matplotlib.rcParams.update(STYLE)
+    width = width if width is not None else (FULL_WIDTH if ncols > 1 else HALF_WIDTH)
+    fig = plt.figure(figsize=(width, height), layout="constrained")
+    ratios = [1.0] * ncols + ([legend_width] if legend_width > 0 else [])
+    grid = fig.add_gridspec(1, len(ratios), width_ratios=ratios)
+    axes = [fig.add_subplot(grid[0, i]) for i in range(ncols)]
+    legend_ax = None
+    if legend_width > 0:
+        legend_ax = fig.add_subplot(grid[0, ncols])
+        legend_ax.axis("off")
+    return fig, (axes[0] if ncols == 1 else axes), legend_ax
+
+
+def log2_axis(ax, axis: str = "x", max_ticks: int = 8) -> None:
+    """Log axis in base 2 with ticks labelled 2^k, for axes that carry n (powers of two)."""
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log", base=2)
+    target.set_major_locator(ticker.LogLocator(base=2, subs=(1.0,), numticks=max_ticks))
+    target.set_major_formatter(ticker.LogFormatterMathtext(base=2))
+    target.set_minor_locator(ticker.NullLocator())
+
+
+def label_short_log_axis(ax, axis: str = "y") -> None:
+    """On a log axis spanning less than about two decades, label some minor ticks (2·10^k, …)
+    too, so the reader gets more than one number."""
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    target.set_minor_formatter(ticker.LogFormatterSciNotation(minor_thresholds=(2, 0.5)))
+
+
+def power_of_two_label(n: int) -> str:
+    """'2^{k}' mathtext for a power of two, the plain number otherwise."""
+    n = int(n)
+    if n > 0 and n & (n - 1) == 0:
+        return f"2^{{{n.bit_length() - 1}}}"
+    return f"{n}"
+
+
+def format_number(x: float, digits: int = 4) -> str:
+    """Short, stable text for a float in tables and labels (4 significant digits)."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "nan"
+    return f"{x:.{digits}g}"
+
+
+# --------------------------------------------------------------------------------------------
+# Output
+
+# Fixed metadata: matplotlib's defaults put its version in Creator/Producer and the current time in
+# CreationDate (pdf backend, _create_pdf_info_dict); None removes a key.
+PDF_METADATA = {"Creator": "sharp analysis", "Producer": "sharp analysis (matplotlib)",
+                "CreationDate": None}
+PNG_METADATA = {"Software": "sharp analysis (matplotlib)"}
+
+
+# The process umask (read once: os.umask can only be read by setting it).
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+def _atomic_write(path: str, write) -> None:
+    """Write through a temporary file in the same directory and rename, so a reader never sees a
+    half-written figure or table."""
+    directory = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.splitext(path)[1], dir=directory)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the usual permissions
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def save_figure(fig, outdir: str | os.PathLike, name: str) -> list:
+    """Write outdir/name.png (150 dpi) and outdir/name.pdf (byte-reproducible), close the figure,
+    and return the two paths."""
+    outdir = os.fspath(outdir)
+    os.makedirs(outdir, exist_ok=True)
+    png = os.path.join(outdir, f"{name}.png")
+    pdf = os.path.join(outdir, f"{name}.pdf")
+    try:
+        _atomic_write(png, lambda p: fig.savefig(p, format="png", dpi=STYLE["savefig.dpi"],
+                                                 metadata=PNG_METADATA))
+        _atomic_write(pdf, lambda p: fig.savefig(p, format="pdf", metadata=PDF_METADATA))
+    finally:
+        plt.close(fig)
+    return [png, pdf]
+
+
+def save_text(text: str, outdir: str | os.PathLike, filename: str) -> str:
+    """Write a table or report next to the figures; returns its path."""
+    outdir = os.fspath(outdir)
+    os.makedirs(outdir, exist_ok=True)
+    path = os.path.join(outdir, filename)
+
+    def write(p):
+        with open(p, "w", encoding="utf-8") as fh:
+            fh.write(text)
+
+    _atomic_write(path, write)
+    return path
+
+
+def loud_warning(message: str) -> None:
+    """A warning nobody scrolls past: a failed check in the data (a bound violated, ...)."""
+    bar = "!" * 78
+    print(f"\n{bar}\nWARNING: {message}\n{bar}\n", file=sys.stderr)
+
+
+def default_outdir(result_path: str) -> str:
+    """Figures go to <directory of the result file>/figures unless --out says otherwise."""
+    return os.path.join(os.path.dirname(os.path.abspath(result_path)), "figures")
+
+
+def run_standalone(make, description: str, argv: Sequence[str] | None = None) -> int:
+    """main() of a fig_*.py script: `fig_X.py RESULT.h5 [--out DIR]`. Prints the files written;
+    a refused file prints its message and exits 1."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("result", help="merged result file (HDF5, schema sharp/1)")
+    parser.add_argument("--out", help="output directory (default: figures/ beside the result)")
+    args = parser.parse_args(argv)
+    outdir = args.out or default_outdir(args.result)
+    try:
+        written = make(args.result, outdir)
+    except ResultFileError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    for path in written:
+        print(f"wrote {path}")
+    return 0

@@ -1,0 +1,60 @@
+"""Every figure and table whose input file exists in RESULTS_DIR (nothing is recomputed).
+
+    /usr/bin/python3 analysis/make_figures.py RESULTS_DIR [--out DIR]     (make figures)
+
+Prints one line per figure written (with its files) and one per figure skipped because its input
+is missing.
+Exit status: 0 when every present input was drawn (skips are fine), 1 when a present input was
+refused (incomplete, unknown schema, wrong experiment, malformed); the other figures are still
+drawn. A new figure is one more line in FIGURES.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # works from any cwd
+
+import common  # noqa: E402
+import fig_dispersion  # noqa: E402
+import fig_entropy_temperature  # noqa: E402
+import fig_weight_bound  # noqa: E402
+
+# (figure name, input file in RESULTS_DIR, make(path, outdir) -> list of paths written)
+FIGURES = [
+    ("dispersion", fig_dispersion.INPUT_FILE, fig_dispersion.make),
+    ("weight_bound", fig_weight_bound.INPUT_FILE, fig_weight_bound.make),
+    ("entropy_temperature", fig_entropy_temperature.INPUT_FILE, fig_entropy_temperature.make),
+]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results_dir", metavar="RESULTS_DIR",
+                        help="directory holding the merged result files (*.h5)")
+    parser.add_argument("--out", help="output directory (default: RESULTS_DIR/figures)")
+    args = parser.parse_args(argv)
+    outdir = args.out or os.path.join(args.results_dir, "figures")
+
+    refused = 0
+    for name, input_file, make in FIGURES:
+        path = os.path.join(args.results_dir, input_file)
+        if not os.path.exists(path):
+            print(f"skipped {name}: {path} not found")
+            continue
+        try:
+            written = make(path, outdir)
+        except common.ResultFileError as err:
+            print(f"error: {name}: {err}", file=sys.stderr)
+            refused += 1
+            continue
+        print(f"wrote {name}: {', '.join(written)}")
+    if refused:
+        print(f"make_figures: {refused} input file(s) refused, see above", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,204 @@
+// SoftmaxStream: two passes over each sub-chunk of kSubChunk values (extremes, then weights), both
+// vectorised; the sub-chunk sums enter the running totals through Neumaier's compensated sum.
+#include "stats/softmax_stream.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <xsimd/xsimd.hpp>
+
+#include "core/errors.hpp"
+#include "stats/simd_exp.hpp"
+
+namespace sharp::stats {
+namespace {
+
+using B = xsimd::batch<double>;
+constexpr std::size_t W = B::size;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Neumaier's compensated addition of x into the pair (s, c): s + c carries the exact sum to
+// O(eps²) per step, so a long sequence of additions keeps a relative error of a few ulp.
+inline void neumaier_add(double& s, double& c, double x) {
+  const double t = s + x;
+  if (std::fabs(s) >= std::fabs(x)) {
+    c += (s - t) + x;
+  } else {
+    c += (x - t) + s;
+  }
+  s = t;
+}
+
+struct Extremes {
+  double lo;
+  double hi;
+};
+
+Extremes extremes(const double* z, std::size_t n) {
+  B vlo(kInf), vhi(-kInf);
+  std::size_t i = 0;
+  for (; i + W <= n; i += W) {
+    const B v = B::load_unaligned(z + i);
+    vlo = xsimd::min(vlo, v);
+    vhi = xsimd::max(vhi, v);
+  }
+  alignas(64) double lo_lanes[W], hi_lanes[W];
+  vlo.store_aligned(lo_lanes);
+  vhi.store_aligned(hi_lanes);
+  Extremes e{lo_lanes[0], hi_lanes[0]};
+  for (std::size_t j = 1; j < W; ++j) {
+    e.lo = std::min(e.lo, lo_lanes[j]);
+    e.hi = std::max(e.hi, hi_lanes[j]);
+  }
+  for (; i < n; ++i) {
+    e.lo = std::min(e.lo, z[i]);
+    e.hi = std::max(e.hi, z[i]);
+  }
+  return e;
+}
+
+[[noreturn]] void throw_bad_logit(const char* what) {
+  throw NumericError(std::string("SoftmaxStream: ") + what + " logit");
+}
+
+struct ChunkSums {
+  double s;  // Σ exp(z − shift)
+  double t;  // Σ (z − shift)·exp(z − shift)
+};
+
+// Sums of one sub-chunk relative to `shift` (≥ every z). Masked: some z may be −inf, whose
+// (z − shift)·0 must count as 0, not NaN. A NaN z makes t NaN (NaN·w is NaN for any w).
+template <bool Masked>
+ChunkSums chunk_sums(const double* z, std::size_t n, double shift) {
+  const B m(shift);
+  auto term = [&](const B& v, B& s, B& t) {
+    const B d = v - m;
+    const B w = simd_exp(d);
+    s += w;
+    if constexpr (Masked) {
+      t = xsimd::fma(xsimd::select(d == B(-kInf), B(0.0), d), w, t);
+    } else {
+      t = xsimd::fma(d, w, t);
+    }
+  };
+  B s0(0.0), s1(0.0), s2(0.0), s3(0.0), t0(0.0), t1(0.0), t2(0.0), t3(0.0);
+  std::size_t i = 0;
+  for (; i + 4 * W <= n; i += 4 * W) {
+    term(B::load_unaligned(z + i), s0, t0);
+    term(B::load_unaligned(z + i + W), s1, t1);
+    term(B::load_unaligned(z + i + 2 * W), s2, t2);
+    term(B::load_unaligned(z + i + 3 * W), s3, t3);
+  }
+  for (; i + W <= n; i += W) term(B::load_unaligned(z + i), s0, t0);
+  if (i < n) {
+    // Pad the last partial batch with `shift` (weight 1, finite) and zero the padded lanes.
+    alignas(64) double pad[W];
+    alignas(64) double lane[W];
+    for (std::size_t j = 0; j < W; ++j) {
+      pad[j] = i + j < n ? z[i + j] : shift;
+      lane[j] = static_cast<double>(j);
+    }
+    const auto real = B::load_aligned(lane) < B(static_cast<double>(n - i));
+    B s(0.0), t(0.0);
+    term(B::load_aligned(pad), s, t);
+    s1 += xsimd::select(real, s, B(0.0));
+    t1 += xsimd::select(real, t, B(0.0));
+  }
+  return {xsimd::hadd((s0 + s1) + (s2 + s3)), xsimd::hadd((t0 + t1) + (t2 + t3))};
+}
+
+}  // namespace
+
+void SoftmaxStream::rescale_to(double new_max) {
+  // s' = f·s, t' = f·(t + (m − m')·s) with f = exp(m − m') (SPEC §3 identities).
+  const double dm = max - new_max;
+  const double f = simd_exp(dm);
+  weighted = f * (weighted + dm * sum);
+  weighted_comp = f * (weighted_comp + dm * sum_comp);
+  sum *= f;
+  sum_comp *= f;
+  max = new_max;
+}
+
+void SoftmaxStream::add_sub_chunk(const double* z, std::size_t n) {
+  if (n == 0) return;
+  const Extremes e = extremes(z, n);
+  if (std::isnan(e.lo) || std::isnan(e.hi)) throw_bad_logit("NaN");
+  if (e.hi == kInf) throw_bad_logit("+inf");
+  if (e.hi == -kInf) {  // all masked: only a NaN could hide here (max() may drop NaN lanes)
+    for (std::size_t i = 0; i < n; ++i)
+      if (std::isnan(z[i])) throw_bad_logit("NaN");
+    count += n;
+    min = std::min(min, e.lo);
+    return;
+  }
+  const double shift = std::max(max, e.hi);
+  const ChunkSums c = e.lo == -kInf ? chunk_sums<true>(z, n, shift) : chunk_sums<false>(z, n, shift);
+  if (std::isnan(c.s) || std::isnan(c.t)) throw_bad_logit("NaN");
+  if (max == -kInf) {
+    max = shift;  // sums are still 0
+  } else if (shift > max) {
+    rescale_to(shift);
+  }
+  neumaier_add(sum, sum_comp, c.s);
+  neumaier_add(weighted, weighted_comp, c.t);
+  count += n;
+  min = std::min(min, e.lo);
+}
+
+void SoftmaxStream::add(const double* z, std::size_t n) {
+  for (std::size_t pos = 0; pos < n; pos += kSubChunk) add_sub_chunk(z + pos, std::min(kSubChunk, n - pos));
+}
+
+void SoftmaxStream::add(const float* z, std::size_t n) {
+  alignas(64) double wide[kSubChunk];
+  for (std::size_t pos = 0; pos < n; pos += kSubChunk) {
+    const std::size_t m = std::min(kSubChunk, n - pos);
+    std::copy(z + pos, z + pos + m, wide);
+    add_sub_chunk(wide, m);
+  }
+}
+
+void SoftmaxStream::merge(const SoftmaxStream& later) {
+  if (later.count == 0) return;
+  count += later.count;
+  min = std::min(min, later.min);
+  if (later.max == -kInf) return;  // all masked: nothing to add to the sums
+  if (max == -kInf) {
+    max = later.max;
+    sum = later.sum;
+    sum_comp = later.sum_comp;
+    weighted = later.weighted;
+    weighted_comp = later.weighted_comp;
+    return;
+  }
+  SoftmaxStream other = later;
+  if (other.max > max) {
+    rescale_to(other.max);
+  } else if (other.max < max) {
+    other.rescale_to(max);
+  }
+  neumaier_add(sum, sum_comp, other.sum);
+  sum_comp += other.sum_comp;
+  neumaier_add(weighted, weighted_comp, other.weighted);
+  weighted_comp += other.weighted_comp;
+}
+
+double SoftmaxStream::log_sum_exp() const {
+  if (max == -kInf) return -kInf;
+  return max + std::log(total_sum());
+}
+
+double SoftmaxStream::entropy() const {
+  const double s = total_sum();
+  if (max == -kInf || !(s > 0.0)) throw NumericError("SoftmaxStream: entropy of an empty or fully masked row");
+  return std::log(s) - total_weighted() / s;
+}
+
+double SoftmaxStream::probability(double z) const {
+  if (max == -kInf) return 0.0;
+  return std::exp(z - max) / total_sum();
+}
+
+}  // namespace sharp::stats

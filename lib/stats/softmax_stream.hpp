@@ -1,0 +1,54 @@
+#pragma once
+// Streaming softmax statistics (SPEC §3): for logits z_1..z_n seen in chunks, keep the running
+// maximum m, s = Σ exp(z_j − m) and t = Σ (z_j − m)·exp(z_j − m). Then
+//   log-sum-exp = m + ln s,   entropy H = ln s − t/s (nats),   softmax(z)_k = exp(z_k − m)/s,
+// with O(1) memory, whatever the row length. Streams of consecutive parts of a row merge in a FIXED
+// order (merge(later)), so a row cut into blocks gives the same bits for any thread count.
+//
+// Accuracy: every add() cuts its input into sub-chunks of kSubChunk values, sums each sub-chunk in
+// 16 SIMD lane accumulators (64 terms each) and adds the sub-chunk sums into (sum, sum_comp) with
+// Neumaier's compensated summation, so the relative error stays at a few ulp for any n (2^30 and
+// beyond) instead of growing like n·eps. Both s and −t are sums of non-negative terms.
+// Bit-reproducibility: the result depends only on the sequence of values and on where add() calls
+// start; cutting a row at multiples of kSubChunk gives exactly the same bits as one add() call.
+//
+// Logits may be −inf (a masked item: weight 0). NaN or +inf throws sharp::NumericError.
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+namespace sharp::stats {
+
+struct SoftmaxStream {
+  static constexpr std::size_t kSubChunk = 1024;
+
+  double max = -std::numeric_limits<double>::infinity();  // m (−inf while empty or all masked)
+  double min = std::numeric_limits<double>::infinity();   // smallest logit seen (for α_min)
+  double sum = 0.0;             // s = Σ exp(z − m), plus sum_comp (Neumaier's running correction)
+  double sum_comp = 0.0;
+  double weighted = 0.0;        // t = Σ (z − m)·exp(z − m) ≤ 0, plus weighted_comp
+  double weighted_comp = 0.0;
+  std::uint64_t count = 0;      // logits seen, masked ones included
+
+  // A chunk of logits (for attention: scaled logits z = e/θ). Vectorised.
+  void add(const double* z, std::size_t n);
+  // Float logits, widened to double exactly (same bits as converting first and adding doubles).
+  void add(const float* z, std::size_t n);
+  // The statistics of the logits that come after this stream's (rescales both to the common max).
+  void merge(const SoftmaxStream& later);
+
+  double total_sum() const { return sum + sum_comp; }                 // s
+  double total_weighted() const { return weighted + weighted_comp; }  // t
+  // m + ln s; −inf for an empty or fully masked stream.
+  double log_sum_exp() const;
+  // ln s − t/s in nats; throws sharp::NumericError for an empty or fully masked stream.
+  double entropy() const;
+  // softmax coefficient exp(z − m)/s of a logit z of this row (0 for an empty stream).
+  double probability(double z) const;
+
+private:
+  void add_sub_chunk(const double* z, std::size_t n);
+  void rescale_to(double new_max);
+};
+
+}  // namespace sharp::stats

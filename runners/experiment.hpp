@@ -1,0 +1,52 @@
+#pragma once
+// The contract between an experiment and the runner (DESIGN.md "Experiments"). An experiment
+// declares its parameters and random streams and computes one point: params -> metrics and arrays.
+// It never opens files, parses argv or talks MPI; the runner does all of that.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runners/grid.hpp"
+#include "runners/param_spec.hpp"
+#include "runners/record.hpp"
+
+namespace sharp::runner {
+
+// Services the runner offers to a point while it runs.
+class PointContext {
+public:
+  virtual ~PointContext() = default;
+  // OpenMP threads this point may use; its data must not depend on the number.
+  virtual int threads() const = 0;
+  // Key of a declared random stream: a hash of the seed, the stream's name and the values of the
+  // parameters it depends on (see StreamSpec). Feed it to sharp::rng.
+  virtual std::uint64_t stream_key(const std::string& stream) const = 0;
+  // Checkpoints of long points (<id>.ckpt.h5 beside the part file, replaced atomically). A point
+  // that supports them calls load_checkpoint() once at start and save_checkpoint() whenever
+  // checkpoint_due() says so; the runner removes the checkpoint when the point completes.
+  virtual std::optional<Record> load_checkpoint() = 0;
+  virtual void save_checkpoint(const Record& state) = 0;
+  virtual bool checkpoint_due() const = 0;
+};
+
+class Experiment {
+public:
+  virtual ~Experiment() = default;
+  // Short name: the binary is sharp-<name>, the default output results/<name>.h5.
+  virtual std::string name() const = 0;
+  // One paragraph for --help: what is computed, with the SPEC section.
+  virtual std::string summary() const = 0;
+  virtual std::vector<ParamSpec> parameters() const = 0;
+  virtual std::vector<StreamSpec> streams() const { return {}; }
+  // Checks across parameters (e.g. two-point logits need n >= 2): throw BadInput naming the flags.
+  virtual void validate(const Point&) const {}
+  // Relative cost, used to run expensive points first and to balance shards.
+  virtual double estimated_cost(const Point&) const { return 1.0; }
+  // Reconstructed or non-obvious choices, recorded in the result file's root attribute "notes".
+  virtual std::string notes() const { return ""; }
+  virtual Record run(const Point& point, PointContext& ctx) const = 0;
+};
+
+}  // namespace sharp::runner

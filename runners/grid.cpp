@@ -1,0 +1,183 @@
+#include "runners/grid.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "core/errors.hpp"
+#include "core/hash.hpp"
+
+namespace sharp::runner {
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t");
+  return s.substr(b, e - b + 1);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      parts.push_back(trim(cur));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  parts.push_back(trim(cur));
+  return parts;
+}
+
+[[noreturn]] void bad(const ParamSpec& spec, const std::string& what) {
+  throw BadInput(spec.flag() + ": " + what + " (allowed: " + spec.allowed +
+                 (spec.grid && spec.type != ParamType::Text ? "; a list a,b,c or a range 2^a..2^b" : "") +
+                 (spec.grid && spec.type == ParamType::Text ? "; a comma-separated list" : "") + ")");
+}
+
+bool parse_int(const std::string& s, std::int64_t& out) {
+  if (s.empty()) return false;
+  const char* b = s.data();
+  if (*b == '+') ++b;
+  auto res = std::from_chars(b, s.data() + s.size(), out);
+  return res.ec == std::errc() && res.ptr == s.data() + s.size();
+}
+
+bool parse_real(const std::string& s, double& out) {
+  if (s.empty()) return false;
+  const char* b = s.data();
+  if (*b == '+') ++b;
+  auto res = std::from_chars(b, s.data() + s.size(), out);
+  return res.ec == std::errc() && res.ptr == s.data() + s.size() && std::isfinite(out);
+}
+
+// "2^k" -> k. Returns false if the item has another form.
+bool parse_power(const std::string& s, std::int64_t& exponent) {
+  if (s.size() < 3 || s[0] != '2' || s[1] != '^') return false;
+  return parse_int(s.substr(2), exponent);
+}
+
+Value power_of_two(const ParamSpec& spec, std::int64_t k, const std::string& item) {
+  if (spec.type == ParamType::Integer) {
+    if (k < 0 || k > 62) bad(spec, "'" + item + "' is not an integer power of two below 2^63");
+    return std::int64_t{1} << k;
+  }
+  if (k < -1000 || k > 1000) bad(spec, "'" + item + "' is out of range");
+  return std::ldexp(1.0, static_cast<int>(k));
+}
+
+Value parse_scalar(const ParamSpec& spec, const std::string& item) {
+  std::int64_t k;
+  if (spec.type != ParamType::Text && parse_power(item, k)) return power_of_two(spec, k, item);
+  switch (spec.type) {
+    case ParamType::Integer: {
+      std::int64_t v;
+      if (!parse_int(item, v)) bad(spec, "'" + item + "' is not an integer");
+      return v;
+    }
+    case ParamType::Real: {
+      double v;
+      if (!parse_real(item, v)) bad(spec, "'" + item + "' is not a finite number");
+      return v;
+    }
+    case ParamType::Text:
+      if (!spec.choices.empty() &&
+          std::find(spec.choices.begin(), spec.choices.end(), item) == spec.choices.end())
+        bad(spec, "unknown value '" + item + "'");
+      return item;
+  }
+  bad(spec, "unparsable value");
+}
+
+}  // namespace
+
+std::vector<Value> parse_values(const ParamSpec& spec, const std::string& text) {
+  if (trim(text).empty()) bad(spec, "empty value");
+  std::vector<Value> values;
+  for (const std::string& item : split(text, ',')) {
+    if (item.empty()) bad(spec, "empty item in list '" + text + "'");
+    const auto dots = item.find("..");
+    if (dots != std::string::npos && spec.type != ParamType::Text) {
+      const std::string lo = trim(item.substr(0, dots)), hi = trim(item.substr(dots + 2));
+      std::int64_t a, b;
+      if (!parse_power(lo, a) || !parse_power(hi, b))
+        bad(spec, "range '" + item + "' must have the form 2^a..2^b");
+      if (a > b) bad(spec, "range '" + item + "' is reversed (2^a..2^b needs a <= b)");
+      for (std::int64_t k = a; k <= b; ++k) values.push_back(power_of_two(spec, k, item));
+    } else {
+      values.push_back(parse_scalar(spec, item));
+    }
+  }
+  for (const Value& v : values) {
+    if (spec.check) {
+      if (auto err = spec.check(v)) bad(spec, "'" + canonical(v) + "' " + *err);
+    }
+  }
+  std::set<std::string> seen;
+  for (const Value& v : values)
+    if (!seen.insert(canonical(v)).second) bad(spec, "value " + canonical(v) + " is repeated");
+  if (!spec.grid && values.size() != 1) bad(spec, "takes exactly one value, got " + std::to_string(values.size()));
+  return values;
+}
+
+const Value& Point::value(const std::string& name) const {
+  for (const auto& [k, v] : values)
+    if (k == name) return v;
+  throw std::out_of_range("point has no parameter '" + name + "'");
+}
+std::int64_t Point::integer(const std::string& name) const { return std::get<std::int64_t>(value(name)); }
+double Point::real(const std::string& name) const { return std::get<double>(value(name)); }
+const std::string& Point::text(const std::string& name) const { return std::get<std::string>(value(name)); }
+
+std::string Point::describe() const {
+  std::string s;
+  for (const auto& [k, v] : values) s += (s.empty() ? "" : " ") + k + "=" + canonical(v);
+  return s;
+}
+
+std::string point_id(const std::string& experiment,
+                     const std::vector<std::pair<std::string, Value>>& values) {
+  std::map<std::string, std::string> sorted;
+  for (const auto& [k, v] : values) sorted[k] = canonical(v);
+  std::string text = std::string("schema=") + kSchema + "\nexperiment=" + experiment + "\n";
+  for (const auto& [k, v] : sorted) text += k + "=" + v + "\n";
+  return hex64(hash64(text));
+}
+
+Grid::Grid(std::string experiment, std::vector<Axis> axes)
+    : experiment_(std::move(experiment)), axes_(std::move(axes)) {
+  // Cartesian product, the first declared axis varying slowest.
+  std::size_t total = 1;
+  for (const Axis& a : axes_) total *= a.values.size();
+  points_.reserve(total);
+  std::vector<std::size_t> digit(axes_.size(), 0);
+  for (std::size_t i = 0; i < total; ++i) {
+    Point p;
+    p.index = i;
+    for (std::size_t a = 0; a < axes_.size(); ++a)
+      p.values.emplace_back(axes_[a].spec.name, axes_[a].values[digit[a]]);
+    p.id = point_id(experiment_, p.values);
+    points_.push_back(std::move(p));
+    for (std::size_t a = axes_.size(); a-- > 0;) {
+      if (++digit[a] < axes_[a].values.size()) break;
+      digit[a] = 0;
+    }
+  }
+  std::map<std::string, std::string> sorted;
+  for (const Axis& a : axes_) {
+    std::string list;
+    for (const Value& v : a.values) list += (list.empty() ? "" : ",") + canonical(v);
+    sorted[a.spec.name] = list;
+  }
+  config_text_ = "experiment = " + experiment_ + "\nschema = " + kSchema + "\n";
+  for (const auto& [k, v] : sorted) config_text_ += k + " = " + v + "\n";
+  fingerprint_ = hex64(hash64(config_text_));
+}
+
+}  // namespace sharp::runner

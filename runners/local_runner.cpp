@@ -1,0 +1,299 @@
+#include "runners/local_runner.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <numeric>
+
+#include "core/errors.hpp"
+#include "core/hash.hpp"
+#include "h5/h5.hpp"
+#include "runners/merge.hpp"
+#include "runners/point_file.hpp"
+#include "runners/progress.hpp"
+#include "runners/provenance.hpp"
+
+namespace fs = std::filesystem;
+
+namespace sharp::runner {
+namespace {
+
+// HDF5 calls from the runner are serialised: cheap next to the points, and safe whatever the build.
+std::mutex& h5_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+class LocalPointContext final : public PointContext {
+public:
+  LocalPointContext(const Experiment& e, const Point& p, const std::string& parts_dir, int threads,
+                    double checkpoint_every)
+      : experiment_(e), point_(p), ckpt_(checkpoint_path(parts_dir, p.id)), threads_(threads),
+        every_(checkpoint_every), last_save_(std::chrono::steady_clock::now()) {
+    for (const StreamSpec& s : e.streams()) keys_[s.name] = runner::stream_key(e.name(), s, p);
+  }
+  int threads() const override { return threads_; }
+  std::uint64_t stream_key(const std::string& stream) const override {
+    auto it = keys_.find(stream);
+    if (it == keys_.end())
+      throw std::logic_error("experiment " + experiment_.name() + " uses undeclared random stream '" + stream + "'");
+    return it->second;
+  }
+  std::optional<Record> load_checkpoint() override {
+    std::lock_guard lock(h5_mutex());
+    return read_checkpoint(ckpt_, point_.id);
+  }
+  void save_checkpoint(const Record& state) override {
+    std::lock_guard lock(h5_mutex());
+    write_checkpoint(ckpt_, point_.id, state);
+    last_save_ = std::chrono::steady_clock::now();
+  }
+  bool checkpoint_due() const override {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - last_save_).count() >= every_;
+  }
+
+private:
+  const Experiment& experiment_;
+  const Point& point_;
+  std::string ckpt_;
+  int threads_;
+  double every_;
+  std::chrono::steady_clock::time_point last_save_;
+  std::map<std::string, std::uint64_t> keys_;
+};
+
+// Removes temporaries (<name>.tmp.*) left by killed runs for the given points' files.
+void clean_stale_temporaries(const std::string& parts_dir, const std::vector<const Point*>& points) {
+  std::error_code ec;
+  if (!fs::is_directory(parts_dir, ec)) return;
+  std::map<std::string, bool> mine;
+  for (const Point* p : points) mine[p->id] = true;
+  for (const auto& entry : fs::directory_iterator(parts_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const auto tmp = name.find(".tmp.");
+    if (tmp == std::string::npos || name.size() < 16) continue;
+    if (mine.count(name.substr(0, 16))) fs::remove(entry.path(), ec);
+  }
+}
+
+void clean_output_temporaries(const std::string& out) {
+  const fs::path p = fs::absolute(out);
+  std::error_code ec;
+  if (!fs::is_directory(p.parent_path(), ec)) return;
+  const std::string prefix = p.filename().string() + ".tmp.";
+  for (const auto& entry : fs::directory_iterator(p.parent_path(), ec))
+    if (entry.path().filename().string().rfind(prefix, 0) == 0) fs::remove(entry.path(), ec);
+}
+
+struct Plan {
+  std::vector<bool> complete;  // per grid point
+  std::size_t n_complete = 0;
+};
+
+// Which points have complete part files; refuses parts of another configuration.
+Plan survey_parts(const Grid& grid, const std::string& parts_dir) {
+  Plan plan;
+  plan.complete.assign(grid.size(), false);
+  std::error_code ec;
+  if (!fs::is_directory(parts_dir, ec)) return plan;
+  std::map<std::string, std::size_t> index;
+  for (const Point& p : grid.points()) index[p.id] = p.index;
+  for (const auto& entry : fs::directory_iterator(parts_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() != 19 || name.substr(16) != ".h5") continue;  // <16 hex>.h5
+    auto fp = complete_part_fingerprint(entry.path().string());
+    if (!fp) continue;
+    if (*fp != grid.fingerprint())
+      throw BadInput("'" + parts_dir + "' holds point files of another configuration (fingerprint " + *fp +
+                     ", this run " + grid.fingerprint() + "); use another --out, or remove that directory");
+    auto it = index.find(name.substr(0, 16));
+    if (it != index.end() && !plan.complete[it->second]) {
+      plan.complete[it->second] = true;
+      ++plan.n_complete;
+    }
+  }
+  return plan;
+}
+
+void print_dry_run(const Experiment& e, const Grid& grid, const RunOptions& o) {
+  std::printf("sharp-%s: %zu points, fingerprint %s, output %s\n", e.name().c_str(), grid.size(),
+              grid.fingerprint().c_str(), o.out.c_str());
+  std::vector<int> shard;
+  if (o.shard) {
+    std::vector<double> costs;
+    for (const Point& p : grid.points()) costs.push_back(e.estimated_cost(p));
+    shard = assign_shards(costs, o.shard->count);
+  }
+  for (const Point& p : grid.points()) {
+    if (o.shard && shard[p.index] != o.shard->index) continue;
+    std::printf("%6zu  %s  cost %-10.3g %s\n", p.index, p.id.c_str(), e.estimated_cost(p), p.describe().c_str());
+  }
+}
+
+}  // namespace
+
+std::uint64_t stream_key(const std::string& experiment, const StreamSpec& stream, const Point& point) {
+  std::vector<std::string> deps = stream.depends_on;
+  std::sort(deps.begin(), deps.end());
+  std::string text = "stream=" + experiment + "/" + stream.name + "\nseed=" + canonical(point.value("seed"));
+  for (const std::string& d : deps)
+    if (d != "seed") text += "\n" + d + "=" + canonical(point.value(d));
+  return hash64(text);
+}
+
+std::vector<int> assign_shards(const std::vector<double>& costs, int shards) {
+  std::vector<std::size_t> order(costs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return costs[a] > costs[b]; });
+  std::vector<double> load(shards, 0.0);
+  std::vector<int> owner(costs.size(), 0);
+  for (std::size_t i : order) {
+    const int s = int(std::min_element(load.begin(), load.end()) - load.begin());
+    owner[i] = s;
+    load[s] += costs[i];
+  }
+  return owner;
+}
+
+void execute_point(const Experiment& experiment, const Grid& grid, const Point& point,
+                   const RunOptions& options, const std::string& parts_dir, int threads) {
+  PointTiming timing;
+  timing.created = utc_now_iso();
+  timing.threads = threads;
+  const auto start = std::chrono::steady_clock::now();
+  LocalPointContext ctx(experiment, point, parts_dir, threads, options.checkpoint_every);
+  const Record record = experiment.run(point, ctx);
+  timing.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  timing.peak_rss_bytes = peak_rss_bytes();
+  timing.finished = utc_now_iso();
+  std::lock_guard lock(h5_mutex());
+  write_point_file(part_path(parts_dir, point.id), experiment.name(), grid.fingerprint(), point, record, timing);
+  std::error_code ec;
+  fs::remove(checkpoint_path(parts_dir, point.id), ec);
+}
+
+int run_local(const Experiment& experiment, const Grid& grid, const RunOptions& options) {
+  const std::string parts_dir = options.out + ".parts";
+  const std::string prog = "sharp-" + experiment.name();
+  if (options.dry_run) {
+    print_dry_run(experiment, grid, options);
+    return kDone;
+  }
+
+  // A result file of this configuration makes the run a no-op; one of another configuration is
+  // never replaced silently.
+  const auto merged = complete_result_fingerprint(options.out, experiment.name());
+  if (merged && *merged == grid.fingerprint()) {
+    if (!options.quiet || options.status)
+      std::printf("%s: %s is complete and up to date (%zu points); nothing to do\n", prog.c_str(),
+                  options.out.c_str(), grid.size());
+    return kDone;
+  }
+  if (merged && !options.overwrite && !options.status)
+    throw BadInput("--out: '" + options.out + "' holds another configuration (fingerprint " + *merged +
+                   ", this run " + grid.fingerprint() + "); choose another --out, or pass --overwrite to replace it");
+
+  const Plan plan = survey_parts(grid, parts_dir);
+  std::vector<int> shard_of(grid.size(), 0);
+  if (options.shard) {
+    std::vector<double> costs;
+    for (const Point& p : grid.points()) costs.push_back(experiment.estimated_cost(p));
+    shard_of = assign_shards(costs, options.shard->count);
+  }
+  const int my_shard = options.shard ? options.shard->index : 0;
+
+  if (options.status) {
+    std::size_t mine = 0, mine_done = 0;
+    for (const Point& p : grid.points()) {
+      if (shard_of[p.index] != my_shard) continue;
+      ++mine;
+      mine_done += plan.complete[p.index];
+      std::printf("%-8s  %s  %s\n", plan.complete[p.index] ? "complete" : "missing", p.id.c_str(), p.describe().c_str());
+    }
+    std::printf("%s: %zu of %zu points complete, %zu missing%s (parts in %s)\n", prog.c_str(), mine_done, mine,
+                mine - mine_done, options.shard ? " in this shard" : "", parts_dir.c_str());
+    return mine_done == mine ? kDone : kIncomplete;
+  }
+
+  if (options.merge_only) {
+    if (plan.n_complete != grid.size()) {
+      std::fprintf(stderr, "%s: cannot merge: %zu of %zu points are missing (see --status)\n", prog.c_str(),
+                   grid.size() - plan.n_complete, grid.size());
+      return kIncomplete;
+    }
+  }
+
+  // Points to run: incomplete, in this shard, most expensive first.
+  std::vector<const Point*> todo;
+  double total_cost = 0;
+  if (!options.merge_only) {
+    for (const Point& p : grid.points())
+      if (!plan.complete[p.index] && shard_of[p.index] == my_shard) todo.push_back(&p);
+    std::stable_sort(todo.begin(), todo.end(), [&](const Point* a, const Point* b) {
+      return experiment.estimated_cost(*a) > experiment.estimated_cost(*b);
+    });
+    for (const Point* p : todo) total_cost += experiment.estimated_cost(*p);
+  }
+
+  std::atomic<bool> failed{false};
+  if (!todo.empty()) {
+    fs::create_directories(parts_dir);
+    clean_stale_temporaries(parts_dir, todo);
+    // Points in parallel, one thread each, when there are enough of them; otherwise the threads
+    // are shared out inside the points. Either way the data are the same (DESIGN.md "Determinism").
+    const int outer = static_cast<int>(std::min<std::size_t>(options.threads, todo.size()));
+    const int inner = std::max(1, options.threads / outer);
+    omp_set_max_active_levels(2);
+    Progress progress(todo.size(), total_cost, options.quiet);
+#pragma omp parallel for num_threads(outer) schedule(dynamic, 1)
+    for (std::size_t i = 0; i < todo.size(); ++i) {
+      if (failed.load()) continue;  // stop dealing new points after a failure
+      const Point& p = *todo[i];
+      const auto t0 = std::chrono::steady_clock::now();
+      try {
+        execute_point(experiment, grid, p, options, parts_dir, inner);
+        progress.finished(p.id, p.describe(), experiment.estimated_cost(p),
+                          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      } catch (const std::exception& e) {
+        failed = true;
+        progress.failed(p.id, p.describe(), e.what());
+      }
+    }
+    progress.close();
+  }
+  if (failed) {
+    std::fprintf(stderr, "%s: a point failed; finished points are kept in %s, rerun the same command to resume\n",
+                 prog.c_str(), parts_dir.c_str());
+    return kFailed;
+  }
+
+  if (options.shard) {
+    const Plan after = survey_parts(grid, parts_dir);
+    std::size_t missing = 0;
+    for (const Point& p : grid.points()) missing += (shard_of[p.index] == my_shard && !after.complete[p.index]);
+    if (!options.quiet)
+      std::printf("%s: shard %d/%d done (%zu points run); merge with --merge-only when all shards finish\n",
+                  prog.c_str(), options.shard->index, options.shard->count, todo.size());
+    return missing == 0 ? kDone : kIncomplete;
+  }
+
+  clean_output_temporaries(options.out);
+  merge_points(experiment, grid, options, parts_dir);
+  if (!options.keep_parts) {
+    std::error_code ec;
+    fs::remove_all(parts_dir, ec);
+  }
+  if (!options.quiet)
+    std::printf("%s: wrote %s (%zu points; %zu run now, %zu resumed from earlier runs)\n", prog.c_str(),
+                options.out.c_str(), grid.size(), todo.size(), plan.n_complete);
+  return kDone;
+}
+
+}  // namespace sharp::runner

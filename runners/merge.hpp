@@ -1,0 +1,19 @@
+#pragma once
+// Merge: every complete point file of the grid -> one result file PATH.h5 in schema "sharp/1"
+// (DESIGN.md "HDF5 schema"), written to a temporary name and renamed.
+#include <string>
+
+#include "runners/experiment.hpp"
+#include "runners/options.hpp"
+
+namespace sharp::runner {
+
+// All points must have complete part files with the grid's fingerprint (the caller checks).
+void merge_points(const Experiment& experiment, const Grid& grid, const RunOptions& options,
+                  const std::string& parts_dir);
+
+// The fingerprint of a complete result file of this experiment; nullopt when the file is missing
+// or incomplete. Throws BadInput when the file is complete but of another schema or experiment.
+std::optional<std::string> complete_result_fingerprint(const std::string& path, const std::string& experiment);
+
+}  // namespace sharp::runner

@@ -1,0 +1,208 @@
+#include "runners/options.hpp"
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/errors.hpp"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace sharp::runner {
+namespace {
+
+ParamSpec seed_param() {
+  ParamSpec p = integer_param("seed", "1", "base seed(s); a list is a grid axis (replicates)", 0);
+  return p;
+}
+
+std::string option_name(const ParamSpec& p) { return p.flag().substr(2); }
+
+std::string wrap(const std::string& text, std::size_t indent, std::size_t width) {
+  std::istringstream words(text);
+  std::string word, out, line;
+  while (words >> word) {
+    if (!line.empty() && indent + line.size() + 1 + word.size() > width) {
+      out += line + "\n" + std::string(indent, ' ');
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  return out + line;
+}
+
+std::string make_help(const Experiment& e, const std::vector<ParamSpec>& params) {
+  std::ostringstream h;
+  h << "usage: sharp-" << e.name() << " [PARAMETERS] [OPTIONS]\n\n" << wrap(e.summary(), 0, 78) << "\n\n";
+  h << "Parameters (a list or a range 2^a..2^b forms a grid axis; the grid is their Cartesian product):\n";
+  auto row = [&](const std::string& flag, const std::string& text) {
+    std::string left = "  " + flag;
+    if (left.size() < 24) left += std::string(24 - left.size(), ' ');
+    else left += "\n" + std::string(24, ' ');
+    h << left << wrap(text, 24, 78) << "\n";
+  };
+  for (const ParamSpec& p : params)
+    row(p.flag() + " LIST", p.help + " [default " + p.default_value + "; " + p.allowed + "]");
+  h << "\nOptions:\n";
+  row("--config FILE", "read parameters and options from a config file ('n = 2^4..2^10', one per line; flags on the command line win)");
+  row("--out PATH.h5", "merged result file [default results/" + e.name() + ".h5]; finished points go to PATH.h5.parts/");
+  row("--threads N", "OpenMP threads of this process [default: all cores]; never changes the data");
+  row("--shard I/N", "run shard I of N (I from 0; for Slurm arrays) and never merge");
+  row("--merge-only", "merge finished point files into PATH.h5 and stop");
+  row("--status", "list complete and missing points and stop (exit 0 only when all are complete)");
+  row("--dry-run", "print the expanded grid and stop");
+  row("--quiet", "no progress output");
+  row("--keep-parts", "keep PATH.h5.parts/ after a successful merge");
+  row("--overwrite", "replace PATH.h5 even when it holds another configuration");
+  row("--checkpoint-every S", "seconds between checkpoints of long points [default 600]");
+  row("--help", "this text");
+  h << "\nExit status: 0 done; 1 a point or the run failed; 2 bad input (nothing written); 3 incomplete.\n";
+  return h.str();
+}
+
+int parse_threads(const std::string& s) {
+  int v = 0;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (r.ec != std::errc() || r.ptr != s.data() + s.size() || v < 1 || v > 4096)
+    throw BadInput("--threads: '" + s + "' is not a thread count (allowed: an integer from 1 to 4096)");
+  return v;
+}
+
+Shard parse_shard(const std::string& s) {
+  const auto slash = s.find('/');
+  Shard sh;
+  auto bad = [&] { throw BadInput("--shard: '" + s + "' is not a shard (allowed: I/N with integers 0 <= I < N)"); };
+  if (slash == std::string::npos) bad();
+  auto r1 = std::from_chars(s.data(), s.data() + slash, sh.index);
+  auto r2 = std::from_chars(s.data() + slash + 1, s.data() + s.size(), sh.count);
+  if (r1.ec != std::errc() || r1.ptr != s.data() + slash || r2.ec != std::errc() ||
+      r2.ptr != s.data() + s.size() || sh.count < 1 || sh.index < 0 || sh.index >= sh.count)
+    bad();
+  return sh;
+}
+
+double parse_seconds(const std::string& s) {
+  double v = 0;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (r.ec != std::errc() || r.ptr != s.data() + s.size() || !(v > 0))
+    throw BadInput("--checkpoint-every: '" + s + "' is not a duration (allowed: seconds > 0)");
+  return v;
+}
+
+// The output must be PATH.h5 in a directory we can create or write; checked before anything is
+// written so that a bad --out fails with status 2 and no file.
+void check_output_path(const std::string& out) {
+  if (out.size() < 4 || out.substr(out.size() - 3) != ".h5")
+    throw BadInput("--out: '" + out + "' must name an HDF5 file ending in .h5");
+  fs::path p = fs::absolute(out);
+  std::error_code ec;
+  if (fs::is_directory(p, ec)) throw BadInput("--out: '" + out + "' is a directory (allowed: a file PATH.h5)");
+  fs::path dir = p.parent_path();
+  while (!dir.empty() && !fs::exists(dir, ec)) dir = dir.parent_path();
+  if (!fs::is_directory(dir, ec))
+    throw BadInput("--out: cannot write '" + out + "': '" + dir.string() + "' is not a directory");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw BadInput("--out: cannot write '" + out + "': directory '" + dir.string() + "' is not writable");
+  // Root passes access(); a read-only or pseudo file system does not pass a real probe.
+  std::string probe = (dir / (".sharp-probe-" + std::to_string(::getpid()))).string();
+  std::ofstream f(probe);
+  if (!f) throw BadInput("--out: cannot write '" + out + "': cannot create files in '" + dir.string() + "'");
+  f.close();
+  fs::remove(probe, ec);
+}
+
+}  // namespace
+
+std::string shell_quote_command(int argc, const char* const* argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    bool plain = !a.empty() && a.find_first_not_of(
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,^+@%") == std::string::npos;
+    if (!plain) {
+      std::string q = "'";
+      for (char c : a) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+      a = q + "'";
+    }
+    s += (i ? " " : "") + a;
+  }
+  return s;
+}
+
+Invocation parse_command_line(const Experiment& experiment, int argc, const char* const* argv) {
+  std::vector<ParamSpec> params = experiment.parameters();
+  params.push_back(seed_param());
+
+  po::options_description desc;
+  for (const ParamSpec& p : params) desc.add_options()(option_name(p).c_str(), po::value<std::string>());
+  desc.add_options()("config", po::value<std::string>())("out", po::value<std::string>())(
+      "threads", po::value<std::string>())("shard", po::value<std::string>())(
+      "checkpoint-every", po::value<std::string>())("merge-only", po::bool_switch())(
+      "status", po::bool_switch())("dry-run", po::bool_switch())("quiet", po::bool_switch())(
+      "keep-parts", po::bool_switch())("overwrite", po::bool_switch())("help,h", po::bool_switch());
+
+  Invocation inv;
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).style(
+                  po::command_line_style::unix_style & ~po::command_line_style::allow_guessing).run(),
+              vm);
+    if (vm.count("config")) {
+      const std::string file = vm["config"].as<std::string>();
+      std::ifstream in(file);
+      if (!in) throw BadInput("--config: cannot read '" + file + "' (allowed: a readable config file, 'key = value' per line)");
+      po::store(po::parse_config_file(in, desc, false), vm);  // command line values win
+    }
+  } catch (const po::unknown_option& e) {
+    throw BadInput("unknown flag '" + e.get_option_name() + "' (see sharp-" + experiment.name() + " --help)");
+  } catch (const po::error& e) {
+    throw BadInput(std::string(e.what()) + " (see sharp-" + experiment.name() + " --help)");
+  }
+
+  if (vm["help"].as<bool>()) {
+    inv.help = true;
+    inv.help_text = make_help(experiment, params);
+    return inv;
+  }
+
+  RunOptions& o = inv.options;
+  o.out = vm.count("out") ? vm["out"].as<std::string>() : "results/" + experiment.name() + ".h5";
+  o.threads = vm.count("threads") ? parse_threads(vm["threads"].as<std::string>()) : omp_get_num_procs();
+  if (vm.count("shard")) o.shard = parse_shard(vm["shard"].as<std::string>());
+  if (vm.count("checkpoint-every")) o.checkpoint_every = parse_seconds(vm["checkpoint-every"].as<std::string>());
+  o.merge_only = vm["merge-only"].as<bool>();
+  o.status = vm["status"].as<bool>();
+  o.dry_run = vm["dry-run"].as<bool>();
+  o.quiet = vm["quiet"].as<bool>();
+  o.keep_parts = vm["keep-parts"].as<bool>();
+  o.overwrite = vm["overwrite"].as<bool>();
+  o.command_line = shell_quote_command(argc, argv);
+  if (int(o.merge_only) + int(o.status) + int(o.dry_run) > 1)
+    throw BadInput("--merge-only, --status and --dry-run exclude each other (allowed: at most one)");
+  if (o.shard && o.merge_only)
+    throw BadInput("--shard and --merge-only exclude each other (a shard never merges)");
+
+  std::vector<Axis> axes;
+  // The seed axis first: replicates are the slowest-varying dimension of the grid.
+  axes.reserve(params.size());
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const ParamSpec& p = params[(i + params.size() - 1) % params.size()];
+    const std::string key = option_name(p);
+    const std::string text = vm.count(key) ? vm[key].as<std::string>() : p.default_value;
+    axes.push_back(Axis{p, parse_values(p, text)});
+  }
+  Grid grid(experiment.name(), std::move(axes));
+  if (grid.size() > 50'000'000) throw BadInput("the grid has " + std::to_string(grid.size()) + " points (allowed: at most 5e7)");
+  for (const Point& pt : grid.points()) experiment.validate(pt);
+  if (!o.dry_run) check_output_path(o.out);
+  inv.grid.emplace(std::move(grid));
+  return inv;
+}
+
+}  // namespace sharp::runner

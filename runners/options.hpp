@@ -1,0 +1,44 @@
+#pragma once
+// The shared flags of every experiment binary (DESIGN.md "Experiments") and the parsed command line.
+#include <optional>
+#include <string>
+
+#include "runners/experiment.hpp"
+#include "runners/grid.hpp"
+
+namespace sharp::runner {
+
+struct Shard {
+  int index = 0;  // I, from 0
+  int count = 1;  // N
+};
+
+struct RunOptions {
+  std::string out;                 // merged result file PATH.h5; parts go to PATH.h5.parts/
+  int threads = 1;                 // OpenMP threads of this process
+  std::optional<Shard> shard;      // run only shard I of N and never merge
+  bool merge_only = false;
+  bool status = false;
+  bool dry_run = false;
+  bool quiet = false;
+  bool keep_parts = false;         // keep PATH.h5.parts/ after a successful merge
+  bool overwrite = false;          // replace a PATH.h5 that holds another configuration
+  double checkpoint_every = 600;   // seconds between checkpoints of long points
+  std::string command_line;        // argv, shell-quoted, for provenance
+};
+
+struct Invocation {
+  bool help = false;
+  std::string help_text;
+  RunOptions options;
+  std::optional<Grid> grid;        // absent when help
+};
+
+// Parses argv (and --config FILE) against the experiment's parameters and the shared flags; checks
+// every value, every point (Experiment::validate) and the output path. Throws BadInput with one
+// line naming the flag and what is allowed. Writes nothing.
+Invocation parse_command_line(const Experiment& experiment, int argc, const char* const* argv);
+
+std::string shell_quote_command(int argc, const char* const* argv);
+
+}  // namespace sharp::runner

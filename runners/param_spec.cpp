@@ -1,0 +1,63 @@
+#include "runners/param_spec.hpp"
+
+#include <algorithm>
+
+namespace sharp::runner {
+
+std::string ParamSpec::flag() const {
+  std::string f = "--" + name;
+  std::replace(f.begin() + 2, f.end(), '_', '-');
+  return f;
+}
+
+ParamSpec integer_param(std::string name, std::string default_value, std::string help,
+                        std::int64_t minimum) {
+  ParamSpec p{std::move(name), ParamType::Integer, std::move(default_value), std::move(help)};
+  p.allowed = "integers >= " + std::to_string(minimum);
+  p.check = [minimum](const Value& v) -> std::optional<std::string> {
+    if (std::get<std::int64_t>(v) < minimum) return "must be >= " + std::to_string(minimum);
+    return std::nullopt;
+  };
+  return p;
+}
+
+ParamSpec real_param(std::string name, std::string default_value, std::string help) {
+  ParamSpec p{std::move(name), ParamType::Real, std::move(default_value), std::move(help)};
+  p.allowed = "finite reals";
+  p.check = [](const Value&) -> std::optional<std::string> { return std::nullopt; };
+  return p;
+}
+
+ParamSpec real_param_above(std::string name, std::string default_value, std::string help,
+                           double exclusive_minimum) {
+  ParamSpec p = real_param(std::move(name), std::move(default_value), std::move(help));
+  p.allowed = "reals > " + canonical(exclusive_minimum);
+  p.check = [exclusive_minimum](const Value& v) -> std::optional<std::string> {
+    if (!(std::get<double>(v) > exclusive_minimum)) return "must be > " + canonical(exclusive_minimum);
+    return std::nullopt;
+  };
+  return p;
+}
+
+ParamSpec real_param_at_least(std::string name, std::string default_value, std::string help,
+                              double minimum) {
+  ParamSpec p = real_param(std::move(name), std::move(default_value), std::move(help));
+  p.allowed = "reals >= " + canonical(minimum);
+  p.check = [minimum](const Value& v) -> std::optional<std::string> {
+    if (!(std::get<double>(v) >= minimum)) return "must be >= " + canonical(minimum);
+    return std::nullopt;
+  };
+  return p;
+}
+
+ParamSpec text_param(std::string name, std::string default_value, std::string help,
+                     std::vector<std::string> choices) {
+  ParamSpec p{std::move(name), ParamType::Text, std::move(default_value), std::move(help)};
+  std::string list;
+  for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+  p.allowed = "one of: " + list;
+  p.choices = std::move(choices);
+  return p;
+}
+
+}  // namespace sharp::runner

@@ -1,0 +1,46 @@
+#pragma once
+// What an experiment declares about each of its parameters: name, type, default, help and the valid
+// range. The runner turns these into flags (--d-model for d_model), config-file keys, --help text,
+// validation with one clear error line, and the columns /points/params/<name> of the result file.
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runners/value.hpp"
+
+namespace sharp::runner {
+
+struct ParamSpec {
+  std::string name;           // as stored in files, e.g. "d_model"; the flag is --d-model
+  ParamType type = ParamType::Real;
+  std::string default_value;  // in flag syntax, e.g. "2^1..2^20" or "uniform"
+  std::string help;
+  std::string allowed;        // human description of the valid range, e.g. "integers >= 1"
+  std::vector<std::string> choices;  // Text parameters: the allowed words (empty = any)
+  // Returns an error text ("must be > 0") when a single value is invalid.
+  std::function<std::optional<std::string>(const Value&)> check;
+  bool grid = true;           // a list forms a grid axis; false = exactly one value
+
+  std::string flag() const;   // "--d-model"
+};
+
+// Builders with the usual ranges; the `allowed` text is derived from the bound.
+ParamSpec integer_param(std::string name, std::string default_value, std::string help,
+                        std::int64_t minimum);
+ParamSpec real_param(std::string name, std::string default_value, std::string help);
+ParamSpec real_param_above(std::string name, std::string default_value, std::string help,
+                           double exclusive_minimum);
+ParamSpec real_param_at_least(std::string name, std::string default_value, std::string help,
+                              double minimum);
+ParamSpec text_param(std::string name, std::string default_value, std::string help,
+                     std::vector<std::string> choices);
+
+// Which parameters a random stream depends on (besides the seed, always included): a stream keyed
+// on (seed, n, logits) gives the same numbers for every δ and θ — common random numbers.
+struct StreamSpec {
+  std::string name;
+  std::vector<std::string> depends_on;
+};
+
+}  // namespace sharp::runner

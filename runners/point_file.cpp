@@ -1,0 +1,120 @@
+#include "runners/point_file.hpp"
+
+#include <filesystem>
+
+#include "h5/h5.hpp"
+#include "runners/provenance.hpp"
+
+namespace sharp::runner {
+
+std::string part_path(const std::string& parts_dir, const std::string& id) {
+  return parts_dir + "/" + id + ".h5";
+}
+std::string checkpoint_path(const std::string& parts_dir, const std::string& id) {
+  return parts_dir + "/" + id + ".ckpt.h5";
+}
+
+namespace {
+
+void write_value(h5::Group& g, const std::string& name, const Value& v) {
+  if (auto* i = std::get_if<std::int64_t>(&v)) g.write_scalar(name, *i);
+  else if (auto* d = std::get_if<double>(&v)) g.write_scalar(name, *d);
+  else g.write_string(name, std::get<std::string>(v));
+}
+
+void write_array(h5::Group& g, const std::string& name, const Array& a) {
+  if (auto* d = std::get_if<std::vector<double>>(&a.data)) g.write(name, d->data(), a.shape);
+  else {
+    const auto& i = std::get<std::vector<std::int64_t>>(a.data);
+    g.write(name, i.data(), a.shape);
+  }
+}
+
+}  // namespace
+
+void write_record(h5::Group& group, const Record& record) {
+  h5::Group metrics = group.create_group("metrics");
+  for (const auto& [name, v] : record.metrics) {
+    if (auto* d = std::get_if<double>(&v)) metrics.write_scalar(name, *d);
+    else metrics.write_scalar(name, std::get<std::int64_t>(v));
+  }
+  h5::Group arrays = group.create_group("arrays");
+  for (const auto& [name, a] : record.arrays) write_array(arrays, name, a);
+}
+
+Record read_record(const h5::Group& group) {
+  Record r;
+  const h5::Group metrics = group.open_group("metrics");
+  for (const std::string& name : metrics.children()) {
+    if (metrics.dataset_kind(name) == h5::Group::Kind::Integer)
+      r.metrics[name] = metrics.read_scalar<std::int64_t>(name);
+    else
+      r.metrics[name] = metrics.read_scalar<double>(name);
+  }
+  const h5::Group arrays = group.open_group("arrays");
+  for (const std::string& name : arrays.children()) {
+    Array a;
+    if (arrays.dataset_kind(name) == h5::Group::Kind::Integer)
+      a.data = arrays.read<std::int64_t>(name, &a.shape);
+    else
+      a.data = arrays.read<double>(name, &a.shape);
+    r.arrays[name] = std::move(a);
+  }
+  return r;
+}
+
+void write_point_file(const std::string& path, const std::string& experiment,
+                      const std::string& fingerprint, const Point& point, const Record& record,
+                      const PointTiming& timing) {
+  h5::AtomicFile file(path);
+  h5::Group& root = file.root();
+  root.set_attr("schema", kSchema);
+  root.set_attr("experiment", experiment);
+  root.set_attr("fingerprint", fingerprint);
+  root.set_attr("point_id", point.id);
+  root.set_attr("created", timing.created);
+  root.set_attr("finished", timing.finished);
+  write_build_provenance(root);
+  h5::Group params = root.create_group("params");
+  for (const auto& [name, v] : point.values) write_value(params, name, v);
+  write_record(root, record);
+  h5::Group t = root.create_group("timing");
+  t.write_scalar("wall_seconds", timing.wall_seconds);
+  t.write_scalar("peak_rss_bytes", timing.peak_rss_bytes);
+  t.write_scalar("threads", timing.threads);
+  root.set_attr("complete", std::int64_t{1});  // last: only a finished file claims completeness
+  file.commit();
+}
+
+std::optional<std::string> complete_part_fingerprint(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  if (!h5::is_complete(path)) return std::nullopt;
+  h5::SilenceErrors quiet;
+  try {
+    h5::File f = h5::File::open_read(path);
+    return f.root().attr_string("fingerprint");
+  } catch (const h5::Error&) {
+    return std::nullopt;
+  }
+}
+
+void write_checkpoint(const std::string& path, const std::string& point_id, const Record& state) {
+  h5::AtomicFile file(path);
+  file.root().set_attr("point_id", point_id);
+  file.root().set_attr("written", utc_now_iso());
+  h5::Group g = file.root().create_group("state");
+  write_record(g, state);
+  file.root().set_attr("complete", std::int64_t{1});
+  file.commit();
+}
+
+std::optional<Record> read_checkpoint(const std::string& path, const std::string& point_id) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec) || !h5::is_complete(path)) return std::nullopt;
+  h5::File f = h5::File::open_read(path);
+  if (f.root().attr_string("point_id") != point_id) return std::nullopt;
+  return read_record(f.root().open_group("state"));
+}
+
+}  // namespace sharp::runner

@@ -1,0 +1,39 @@
+#pragma once
+// One finished point on disk: PATH.h5.parts/<id>.h5, written to a temporary name and renamed, with
+// root attribute complete=1. Layout: /params/<name> (scalars), /metrics/<name> (scalars),
+// /arrays/<name>, /timing/{wall_seconds,peak_rss_bytes,threads}. Checkpoints (<id>.ckpt.h5) hold a
+// Record under /state.
+#include <optional>
+#include <string>
+
+#include "runners/grid.hpp"
+#include "runners/record.hpp"
+
+namespace sharp::h5 { class Group; }
+
+namespace sharp::runner {
+
+std::string part_path(const std::string& parts_dir, const std::string& id);
+std::string checkpoint_path(const std::string& parts_dir, const std::string& id);
+
+struct PointTiming {
+  double wall_seconds = 0;
+  std::int64_t peak_rss_bytes = 0;
+  std::int64_t threads = 1;
+  std::string created, finished;
+};
+
+void write_point_file(const std::string& path, const std::string& experiment,
+                      const std::string& fingerprint, const Point& point, const Record& record,
+                      const PointTiming& timing);
+
+// The fingerprint of a complete part file; nullopt when the file is missing or incomplete.
+std::optional<std::string> complete_part_fingerprint(const std::string& path);
+
+void write_record(h5::Group& group, const Record& record);  // metrics/ and arrays/ under group
+Record read_record(const h5::Group& group);
+
+void write_checkpoint(const std::string& path, const std::string& point_id, const Record& state);
+std::optional<Record> read_checkpoint(const std::string& path, const std::string& point_id);
+
+}  // namespace sharp::runner

@@ -1,0 +1,39 @@
+#pragma once
+// What a point produces (and what a checkpoint holds): named scalar metrics and named arrays.
+// The runner stores metrics as /points/<metric> columns and arrays under /arrays/<point id>/.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace sharp::runner {
+
+struct Array {
+  std::vector<std::size_t> shape;  // row-major
+  std::variant<std::vector<double>, std::vector<std::int64_t>> data;
+};
+
+struct Record {
+  std::map<std::string, std::variant<double, std::int64_t>> metrics;
+  std::map<std::string, Array> arrays;
+
+  void set(const std::string& name, double v) { metrics[name] = v; }
+  void set_count(const std::string& name, std::int64_t v) { metrics[name] = v; }
+  void set_array(const std::string& name, std::vector<double> v) {
+    arrays[name] = Array{{v.size()}, std::move(v)};
+  }
+  void set_array(const std::string& name, std::vector<std::int64_t> v) {
+    arrays[name] = Array{{v.size()}, std::move(v)};
+  }
+  void set_array(const std::string& name, std::vector<double> v, std::vector<std::size_t> shape) {
+    arrays[name] = Array{std::move(shape), std::move(v)};
+  }
+  double real(const std::string& name) const { return std::get<double>(metrics.at(name)); }
+  std::int64_t count(const std::string& name) const { return std::get<std::int64_t>(metrics.at(name)); }
+  const std::vector<double>& reals(const std::string& name) const {
+    return std::get<std::vector<double>>(arrays.at(name).data);
+  }
+};
+
+}  // namespace sharp::runner
