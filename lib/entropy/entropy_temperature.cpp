@@ -4,13 +4,29 @@
 #include <cmath>
 
 namespace sharp::entropy {
+namespace {
+
+// Neumaier-compensated sum: the finite differences of H difference two nearly equal sums, so
+// their rounding (n·eps for naive summation) must stay far below the step's effect.
+struct CompensatedSum {
+  double sum = 0, carry = 0;
+  void add(double x) {
+    const double t = sum + x;
+    carry += std::abs(sum) >= std::abs(x) ? (sum - t) + x : (x - t) + sum;
+    sum = t;
+  }
+  double value() const { return sum + carry; }
+};
+
+}  // namespace
 
 EntropyAndVariance softmax_entropy_and_variance(const double* e, std::size_t n, double beta) {
   const double e_max = *std::max_element(e, e + n);
   // Weights w_j = exp(β(e_j − e_max)) ∈ (0, 1]; the c maxima contribute exactly 1 each and the
   // rest sum to r, so ln s = ln c + log1p(r/c) keeps full relative precision when r is tiny (a
   // sharp row, where H itself is tiny).
-  double c = 0, r = 0, gap = 0, mean_d = 0;
+  double c = 0;
+  CompensatedSum r_sum, gap_sum, d_sum;
   for (std::size_t j = 0; j < n; ++j) {
     const double d = e_max - e[j];
     if (d == 0) {
@@ -18,20 +34,20 @@ EntropyAndVariance softmax_entropy_and_variance(const double* e, std::size_t n, 
       continue;
     }
     const double w = std::exp(-beta * d);
-    r += w;
-    gap += w * beta * d;
-    mean_d += w * d;
+    r_sum.add(w);
+    gap_sum.add(w * beta * d);
+    d_sum.add(w * d);
   }
-  const double s = c + r;
-  mean_d /= s;
-  double var = 0;
+  const double r = r_sum.value(), gap = gap_sum.value(), s = c + r;
+  const double mean_d = d_sum.value() / s;
+  CompensatedSum var;
   for (std::size_t j = 0; j < n; ++j) {
     const double d = e_max - e[j];
     const double dev = d - mean_d;
-    var += std::exp(-beta * d) * dev * dev;
+    var.add(std::exp(-beta * d) * dev * dev);
   }
   const double excess = std::log1p(r / c) + gap / s;
-  return {std::log(c) + excess, excess, var / s};
+  return {std::log(c) + excess, excess, var.value() / s};
 }
 
 EntropyCurve entropy_temperature_curve(const std::vector<double>& e, const std::vector<double>& betas, int threads) {
