@@ -1,10 +1,13 @@
 #include "runners/local_runner.hpp"
 
 #include <omp.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -69,6 +72,15 @@ private:
   std::map<std::string, std::uint64_t> keys_;
 };
 
+// The pid in a temporary's name "<final>.tmp.<pid>.<counter>" is alive on this host: another
+// process (a concurrent run of the same grid) is still writing it.
+bool writer_alive(const std::string& name) {
+  const auto tmp = name.rfind(".tmp.");
+  if (tmp == std::string::npos) return false;
+  const long pid = std::strtol(name.c_str() + tmp + 5, nullptr, 10);
+  return pid > 0 && pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) == 0;
+}
+
 // Removes temporaries (<name>.tmp.*) left by killed runs for the given points' files.
 void clean_stale_temporaries(const std::string& parts_dir, const std::vector<const Point*>& points) {
   std::error_code ec;
@@ -77,8 +89,7 @@ void clean_stale_temporaries(const std::string& parts_dir, const std::vector<con
   for (const Point* p : points) mine[p->id] = true;
   for (const auto& entry : fs::directory_iterator(parts_dir, ec)) {
     const std::string name = entry.path().filename().string();
-    const auto tmp = name.find(".tmp.");
-    if (tmp == std::string::npos || name.size() < 16) continue;
+    if (!h5::is_atomic_temp_name(name) || name.size() < 16 || writer_alive(name)) continue;
     if (mine.count(name.substr(0, 16))) fs::remove(entry.path(), ec);
   }
 }
@@ -88,18 +99,20 @@ void clean_output_temporaries(const std::string& out) {
   std::error_code ec;
   if (!fs::is_directory(p.parent_path(), ec)) return;
   const std::string prefix = p.filename().string() + ".tmp.";
-  for (const auto& entry : fs::directory_iterator(p.parent_path(), ec))
-    if (entry.path().filename().string().rfind(prefix, 0) == 0) fs::remove(entry.path(), ec);
+  for (const auto& entry : fs::directory_iterator(p.parent_path(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && h5::is_atomic_temp_name(name) && !writer_alive(name)) fs::remove(entry.path(), ec);
+  }
 }
 
-struct Plan {
+struct PartsSurvey {
   std::vector<bool> complete;  // per grid point
   std::size_t n_complete = 0;
 };
 
 // Which points have complete part files; refuses parts of another configuration.
-Plan survey_parts(const Grid& grid, const std::string& parts_dir) {
-  Plan plan;
+PartsSurvey survey_parts(const Grid& grid, const std::string& parts_dir) {
+  PartsSurvey plan;
   plan.complete.assign(grid.size(), false);
   std::error_code ec;
   if (!fs::is_directory(parts_dir, ec)) return plan;
@@ -169,6 +182,9 @@ void execute_point(const Experiment& experiment, const Grid& grid, const Point& 
   timing.threads = threads;
   const auto start = std::chrono::steady_clock::now();
   LocalPointContext ctx(experiment, point, parts_dir, threads, options.checkpoint_every);
+  // Fault injection for the failure tests: SHARP_INJECT_FAILURE=<point id> makes that point throw.
+  if (const char* victim = std::getenv("SHARP_INJECT_FAILURE"); victim && point.id == victim)
+    throw std::runtime_error("injected failure (SHARP_INJECT_FAILURE=" + point.id + ")");
   const Record record = experiment.run(point, ctx);
   timing.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   timing.peak_rss_bytes = peak_rss_bytes();
@@ -179,12 +195,14 @@ void execute_point(const Experiment& experiment, const Grid& grid, const Point& 
   fs::remove(checkpoint_path(parts_dir, point.id), ec);
 }
 
-int run_local(const Experiment& experiment, const Grid& grid, const RunOptions& options) {
+RunPlan plan_run(const Experiment& experiment, const Grid& grid, const RunOptions& options) {
+  RunPlan plan;
   const std::string parts_dir = options.out + ".parts";
   const std::string prog = "sharp-" + experiment.name();
   if (options.dry_run) {
     print_dry_run(experiment, grid, options);
-    return kDone;
+    plan.early_exit = kDone;
+    return plan;
   }
 
   // A result file of this configuration makes the run a no-op; one of another configuration is
@@ -194,13 +212,15 @@ int run_local(const Experiment& experiment, const Grid& grid, const RunOptions& 
     if (!options.quiet || options.status)
       std::printf("%s: %s is complete and up to date (%zu points); nothing to do\n", prog.c_str(),
                   options.out.c_str(), grid.size());
-    return kDone;
+    plan.early_exit = kDone;
+    return plan;
   }
   if (merged && !options.overwrite && !options.status)
     throw BadInput("--out: '" + options.out + "' holds another configuration (fingerprint " + *merged +
                    ", this run " + grid.fingerprint() + "); choose another --out, or pass --overwrite to replace it");
 
-  const Plan plan = survey_parts(grid, parts_dir);
+  const PartsSurvey survey = survey_parts(grid, parts_dir);
+  plan.resumed = survey.n_complete;
   std::vector<int> shard_of(grid.size(), 0);
   if (options.shard) {
     std::vector<double> costs;
@@ -214,44 +234,79 @@ int run_local(const Experiment& experiment, const Grid& grid, const RunOptions& 
     for (const Point& p : grid.points()) {
       if (shard_of[p.index] != my_shard) continue;
       ++mine;
-      mine_done += plan.complete[p.index];
-      std::printf("%-8s  %s  %s\n", plan.complete[p.index] ? "complete" : "missing", p.id.c_str(), p.describe().c_str());
+      mine_done += survey.complete[p.index];
+      std::printf("%-8s  %s  %s\n", survey.complete[p.index] ? "complete" : "missing", p.id.c_str(), p.describe().c_str());
     }
     std::printf("%s: %zu of %zu points complete, %zu missing%s (parts in %s)\n", prog.c_str(), mine_done, mine,
                 mine - mine_done, options.shard ? " in this shard" : "", parts_dir.c_str());
-    return mine_done == mine ? kDone : kIncomplete;
+    plan.early_exit = mine_done == mine ? kDone : kIncomplete;
+    return plan;
   }
 
   if (options.merge_only) {
-    if (plan.n_complete != grid.size()) {
+    if (survey.n_complete != grid.size()) {
       std::fprintf(stderr, "%s: cannot merge: %zu of %zu points are missing (see --status)\n", prog.c_str(),
-                   grid.size() - plan.n_complete, grid.size());
-      return kIncomplete;
+                   grid.size() - survey.n_complete, grid.size());
+      plan.early_exit = kIncomplete;
     }
+    return plan;
   }
 
   // Points to run: incomplete, in this shard, most expensive first.
-  std::vector<const Point*> todo;
-  double total_cost = 0;
-  if (!options.merge_only) {
-    for (const Point& p : grid.points())
-      if (!plan.complete[p.index] && shard_of[p.index] == my_shard) todo.push_back(&p);
-    std::stable_sort(todo.begin(), todo.end(), [&](const Point* a, const Point* b) {
-      return experiment.estimated_cost(*a) > experiment.estimated_cost(*b);
-    });
-    for (const Point* p : todo) total_cost += experiment.estimated_cost(*p);
-  }
-
-  std::atomic<bool> failed{false};
-  if (!todo.empty()) {
+  for (const Point& p : grid.points())
+    if (!survey.complete[p.index] && shard_of[p.index] == my_shard) plan.todo.push_back(&p);
+  std::stable_sort(plan.todo.begin(), plan.todo.end(), [&](const Point* a, const Point* b) {
+    return experiment.estimated_cost(*a) > experiment.estimated_cost(*b);
+  });
+  for (const Point* p : plan.todo) plan.total_cost += experiment.estimated_cost(*p);
+  if (!plan.todo.empty()) {
     fs::create_directories(parts_dir);
-    clean_stale_temporaries(parts_dir, todo);
+    clean_stale_temporaries(parts_dir, plan.todo);
+  }
+  return plan;
+}
+
+int finish_run(const Experiment& experiment, const Grid& grid, const RunOptions& options, const RunPlan& plan,
+               int mpi_size) {
+  const std::string parts_dir = options.out + ".parts";
+  const std::string prog = "sharp-" + experiment.name();
+  if (options.shard) {
+    std::vector<double> costs;
+    for (const Point& p : grid.points()) costs.push_back(experiment.estimated_cost(p));
+    const std::vector<int> shard_of = assign_shards(costs, options.shard->count);
+    const PartsSurvey after = survey_parts(grid, parts_dir);
+    std::size_t missing = 0;
+    for (const Point& p : grid.points()) missing += (shard_of[p.index] == options.shard->index && !after.complete[p.index]);
+    if (!options.quiet)
+      std::printf("%s: shard %d/%d done (%zu points run); merge with --merge-only when all shards finish\n",
+                  prog.c_str(), options.shard->index, options.shard->count, plan.todo.size());
+    return missing == 0 ? kDone : kIncomplete;
+  }
+  clean_output_temporaries(options.out);
+  merge_points(experiment, grid, options, parts_dir, mpi_size);
+  if (!options.keep_parts) {
+    std::error_code ec;
+    fs::remove_all(parts_dir, ec);
+  }
+  if (!options.quiet)
+    std::printf("%s: wrote %s (%zu points; %zu run now, %zu resumed from earlier runs)\n", prog.c_str(),
+                options.out.c_str(), grid.size(), plan.todo.size(), plan.resumed);
+  return kDone;
+}
+
+int run_local(const Experiment& experiment, const Grid& grid, const RunOptions& options) {
+  const RunPlan plan = plan_run(experiment, grid, options);
+  if (plan.early_exit) return *plan.early_exit;
+  const std::string parts_dir = options.out + ".parts";
+  std::atomic<bool> failed{false};
+  if (!plan.todo.empty()) {
+    const auto& todo = plan.todo;
     // Points in parallel, one thread each, when there are enough of them; otherwise the threads
     // are shared out inside the points. Either way the data are the same (DESIGN.md "Determinism").
     const int outer = static_cast<int>(std::min<std::size_t>(options.threads, todo.size()));
     const int inner = std::max(1, options.threads / outer);
     omp_set_max_active_levels(2);
-    Progress progress(todo.size(), total_cost, options.quiet);
+    Progress progress(todo.size(), plan.total_cost, options.quiet);
 #pragma omp parallel for num_threads(outer) schedule(dynamic, 1)
     for (std::size_t i = 0; i < todo.size(); ++i) {
       if (failed.load()) continue;  // stop dealing new points after a failure
@@ -269,31 +324,11 @@ int run_local(const Experiment& experiment, const Grid& grid, const RunOptions& 
     progress.close();
   }
   if (failed) {
-    std::fprintf(stderr, "%s: a point failed; finished points are kept in %s, rerun the same command to resume\n",
-                 prog.c_str(), parts_dir.c_str());
+    std::fprintf(stderr, "sharp-%s: a point failed; finished points are kept in %s, rerun the same command to resume\n",
+                 experiment.name().c_str(), parts_dir.c_str());
     return kFailed;
   }
-
-  if (options.shard) {
-    const Plan after = survey_parts(grid, parts_dir);
-    std::size_t missing = 0;
-    for (const Point& p : grid.points()) missing += (shard_of[p.index] == my_shard && !after.complete[p.index]);
-    if (!options.quiet)
-      std::printf("%s: shard %d/%d done (%zu points run); merge with --merge-only when all shards finish\n",
-                  prog.c_str(), options.shard->index, options.shard->count, todo.size());
-    return missing == 0 ? kDone : kIncomplete;
-  }
-
-  clean_output_temporaries(options.out);
-  merge_points(experiment, grid, options, parts_dir);
-  if (!options.keep_parts) {
-    std::error_code ec;
-    fs::remove_all(parts_dir, ec);
-  }
-  if (!options.quiet)
-    std::printf("%s: wrote %s (%zu points; %zu run now, %zu resumed from earlier runs)\n", prog.c_str(),
-                options.out.c_str(), grid.size(), todo.size(), plan.n_complete);
-  return kDone;
+  return finish_run(experiment, grid, options, plan, 1);
 }
 
 }  // namespace sharp::runner

@@ -1,29 +1,45 @@
 #include "runners/main.hpp"
 
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "core/errors.hpp"
 #include "h5/h5.hpp"
 #include "runners/local_runner.hpp"
+#include "runners/mpi_runner.hpp"
+#include "runners/mpi_session.hpp"
 #include "runners/options.hpp"
 
 namespace sharp::runner {
 
 int run_main(const Experiment& experiment, int argc, char** argv) {
   const std::string prog = "sharp-" + experiment.name();
+  MpiSession mpi(&argc, &argv);  // a no-op unless a launcher started us
+  // Under MPI every rank parses the same command line; rank 0 alone reports.
+  const bool speaker = mpi.rank() == 0;
   try {
+    if (mpi.active()) {
+      if (const std::string wrong = mpi.check_rank_count(); !wrong.empty()) {
+        const char* procid = std::getenv("SLURM_PROCID");
+        if (!procid || std::string(procid) == "0") std::fprintf(stderr, "%s: error: %s\n", prog.c_str(), wrong.c_str());
+        return kBadInput;
+      }
+    }
     const Invocation inv = parse_command_line(experiment, argc, argv);
     if (inv.help) {
-      std::fputs(inv.help_text.c_str(), stdout);
+      if (speaker) std::fputs(inv.help_text.c_str(), stdout);
       return kDone;
     }
     h5::SilenceErrors quiet;  // our errors carry the HDF5 stack; no second copy on stderr
+    if (mpi.active()) return run_mpi(experiment, *inv.grid, inv.options, mpi);
     return run_local(experiment, *inv.grid, inv.options);
   } catch (const BadInput& e) {
-    std::fprintf(stderr, "%s: error: %s\n", prog.c_str(), e.what());
+    if (speaker) std::fprintf(stderr, "%s: error: %s\n", prog.c_str(), e.what());
     return kBadInput;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: failed: %s\n", prog.c_str(), e.what());
+    std::fprintf(stderr, "%s: failed on rank %d: %s\n", prog.c_str(), mpi.rank(), e.what());
+    if (mpi.active() && mpi.size() > 1) mpi.abort(kFailed);
     return kFailed;
   }
 }

@@ -58,7 +58,7 @@ void copy_arrays(const h5::Group& from, h5::Group& to) {
 }  // namespace
 
 void merge_points(const Experiment& experiment, const Grid& grid, const RunOptions& options,
-                  const std::string& parts_dir) {
+                  const std::string& parts_dir, int mpi_size) {
   const std::size_t P = grid.size();
   std::map<std::string, Column> columns;
   std::vector<double> wall(P);
@@ -112,7 +112,7 @@ void merge_points(const Experiment& experiment, const Grid& grid, const RunOptio
   root.set_attr("command_line", options.command_line);
   root.set_attr("created", created);
   root.set_attr("finished", utc_now_iso());
-  root.set_attr("mpi_size", std::int64_t{1});
+  root.set_attr("mpi_size", std::int64_t{mpi_size});
   root.set_attr("threads", std::int64_t{options.threads});
   root.set_attr("points", static_cast<std::int64_t>(P));
   root.set_attr("notes", experiment.notes());

@@ -10,7 +10,7 @@ namespace sharp::runner {
 
 // All points must have complete part files with the grid's fingerprint (the caller checks).
 void merge_points(const Experiment& experiment, const Grid& grid, const RunOptions& options,
-                  const std::string& parts_dir);
+                  const std::string& parts_dir, int mpi_size);
 
 // The fingerprint of a complete result file of this experiment; nullopt when the file is missing
 // or incomplete. Throws BadInput when the file is complete but of another schema or experiment.

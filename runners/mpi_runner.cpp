@@ -1,0 +1,170 @@
+#include "runners/mpi_runner.hpp"
+
+#include <mpi.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include "core/errors.hpp"
+#include "runners/local_runner.hpp"
+#include "runners/progress.hpp"
+
+namespace sharp::runner {
+namespace {
+
+// Messages between workers and the dealer (rank 0).
+enum Tag : int {
+  kTagReady = 1,    // worker -> dealer: int = grid index of the point just finished, or -1 at start
+  kTagFailed = 2,   // worker -> dealer: char[] = what failed
+  kTagAssign = 3,   // dealer -> worker: int = grid index of the next point, or -1 = stop
+};
+
+// The shared queue of rank 0: the dealer thread and rank 0's own loop both take from it.
+class Queue {
+public:
+  explicit Queue(const std::vector<const Point*>& todo) : todo_(todo) {}
+  const Point* next() {
+    const std::size_t i = next_.fetch_add(1);
+    return i < todo_.size() ? todo_[i] : nullptr;
+  }
+
+private:
+  const std::vector<const Point*>& todo_;
+  std::atomic<std::size_t> next_{0};
+};
+
+std::string failure_text(int rank, const Point& p, const std::string& what) {
+  return "rank " + std::to_string(rank) + ", point " + p.id + " (" + p.describe() + "): " + what;
+}
+
+// Rank 0's dealer thread: answers requests until every worker has been told to stop. It is the
+// only thread making MPI calls while it runs (MPI_THREAD_SERIALIZED), and it polls with short
+// sleeps so that it does not take a core from rank 0's own points.
+// A failure of rank 0's own point, reported to the dealer thread, which alone may call MPI.
+struct Rank0Failure {
+  std::atomic<bool> failed{false};
+  std::string text;
+};
+
+[[noreturn]] void abort_job(const Experiment& experiment, Progress& progress, const std::string& text,
+                            const MpiSession& mpi) {
+  progress.close();
+  std::fprintf(stderr, "sharp-%s: %s\nsharp-%s: aborting all ranks; finished points are kept, rerun to resume\n",
+               experiment.name().c_str(), text.c_str(), experiment.name().c_str());
+  std::fflush(stderr);
+  mpi.abort(kFailed);
+}
+
+void deal(const Experiment& experiment, const Grid& grid, Queue& queue, Progress& progress,
+          const MpiSession& mpi, const Rank0Failure& rank0) {
+  int stopped = 0;
+  std::vector<std::chrono::steady_clock::time_point> started(mpi.size());
+  while (stopped < mpi.size() - 1) {
+    if (rank0.failed) abort_job(experiment, progress, rank0.text, mpi);
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+    if (!flag) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      continue;
+    }
+    if (st.MPI_TAG == kTagFailed) {
+      int len = 0;
+      MPI_Get_count(&st, MPI_CHAR, &len);
+      std::string text(static_cast<std::size_t>(len), '\0');
+      MPI_Recv(text.data(), len, MPI_CHAR, st.MPI_SOURCE, kTagFailed, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      abort_job(experiment, progress, text, mpi);
+    }
+    int finished = -1;
+    MPI_Recv(&finished, 1, MPI_INT, st.MPI_SOURCE, kTagReady, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    const auto now = std::chrono::steady_clock::now();
+    if (finished >= 0) {
+      const Point& p = grid.points()[static_cast<std::size_t>(finished)];
+      progress.finished(p.id, p.describe() + " [rank " + std::to_string(st.MPI_SOURCE) + "]",
+                        experiment.estimated_cost(p),
+                        std::chrono::duration<double>(now - started[st.MPI_SOURCE]).count());
+    }
+    const Point* p = queue.next();
+    int assign = p ? static_cast<int>(p->index) : -1;
+    started[st.MPI_SOURCE] = now;
+    MPI_Send(&assign, 1, MPI_INT, st.MPI_SOURCE, kTagAssign, MPI_COMM_WORLD);
+    if (!p) ++stopped;
+  }
+}
+
+void work(const Experiment& experiment, const Grid& grid, const RunOptions& options, const MpiSession& mpi) {
+  const std::string parts_dir = options.out + ".parts";
+  int finished = -1;
+  for (;;) {
+    MPI_Send(&finished, 1, MPI_INT, 0, kTagReady, MPI_COMM_WORLD);
+    int assign = -1;
+    MPI_Recv(&assign, 1, MPI_INT, 0, kTagAssign, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (assign < 0) return;
+    const Point& p = grid.points()[static_cast<std::size_t>(assign)];
+    try {
+      execute_point(experiment, grid, p, options, parts_dir, options.threads);
+    } catch (const std::exception& e) {
+      const std::string text = failure_text(mpi.rank(), p, e.what());
+      MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, 0, kTagFailed, MPI_COMM_WORLD);
+      // The dealer aborts the job; wait for it rather than racing it to an exit.
+      for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+    finished = assign;
+  }
+}
+
+}  // namespace
+
+int run_mpi(const Experiment& experiment, const Grid& grid, const RunOptions& options, const MpiSession& mpi) {
+  // Rank 0 decides from the files; the others learn the outcome (an exit status or "run").
+  RunPlan plan;
+  int decision = -1;  // -1: run the points; otherwise every rank exits with this status
+  std::string bad_input;
+  if (mpi.rank() == 0) {
+    try {
+      plan = plan_run(experiment, grid, options);
+      if (plan.early_exit) decision = *plan.early_exit;
+    } catch (const BadInput& e) {
+      bad_input = e.what();
+      decision = kBadInput;
+    }
+  }
+  MPI_Bcast(&decision, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (decision == kBadInput && mpi.rank() == 0) throw BadInput(bad_input);
+  if (decision >= 0) return decision;
+
+  if (mpi.rank() != 0) {
+    work(experiment, grid, options, mpi);
+    MPI_Barrier(MPI_COMM_WORLD);
+    return kDone;
+  }
+
+  Queue queue(plan.todo);
+  Progress progress(plan.todo.size(), plan.total_cost, options.quiet);
+  Rank0Failure rank0;
+  std::thread dealer;
+  if (mpi.size() > 1) dealer = std::thread([&] { deal(experiment, grid, queue, progress, mpi, rank0); });
+  const std::string parts_dir = options.out + ".parts";
+  while (const Point* p = queue.next()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      execute_point(experiment, grid, *p, options, parts_dir, options.threads);
+    } catch (const std::exception& e) {
+      if (!dealer.joinable()) abort_job(experiment, progress, failure_text(0, *p, e.what()), mpi);
+      rank0.text = failure_text(0, *p, e.what());
+      rank0.failed = true;  // the dealer aborts the job
+      for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+    progress.finished(p->id, p->describe() + " [rank 0]", experiment.estimated_cost(*p),
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  if (dealer.joinable()) dealer.join();
+  progress.close();
+  MPI_Barrier(MPI_COMM_WORLD);
+  return finish_run(experiment, grid, options, plan, mpi.size());
+}
+
+}  // namespace sharp::runner
