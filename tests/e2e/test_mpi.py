@@ -6,14 +6,12 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from h5compare import data_differences  # noqa: E402
+from e2e_support import BIN, ResultDirCase, run, wait_for_parts  # noqa: E402
 
-BIN = os.environ.get("SHARP_BIN_DIR", os.path.join(os.path.dirname(__file__), "../../build/bin"))
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_rmaps_base_oversubscribe="1")
 
@@ -26,37 +24,20 @@ def mpirun(ranks, binary, *args, env=None, timeout=300):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=dict(ENV, **(env or {})))
 
 
-def local(binary, *args, env=None):
-    return subprocess.run([os.path.join(BIN, binary), *args], capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, **(env or {})))
+def live_ranks(marker):
+    """Pids of sharp binaries whose command line contains `marker` (the test's own directory, so
+    tests running at the same time do not see each other's processes)."""
+    out = subprocess.run(["pgrep", "-f", "sharp-.*" + marker], capture_output=True, text=True).stdout
+    return [int(x) for x in out.split() if int(x) != os.getpid()]
 
 
-def live_ranks(binary):
-    out = subprocess.run(["pgrep", "-f", os.path.join(BIN, binary)], capture_output=True, text=True).stdout
-    return [int(x) for x in out.split()]
-
-
-class Mpi(unittest.TestCase):
+class Mpi(ResultDirCase):
     GRID = ["--n", "2^2..2^18", "--spread", "1,4", "--logits", "uniform,two-point,gaussian", "--trials", "2",
             "--threads", "1", "--quiet"]
 
-    def setUp(self):
-        self._tmp = tempfile.TemporaryDirectory(prefix="sharp-mpi-")
-        self.dir = self._tmp.name
-
-    def tearDown(self):
-        self._tmp.cleanup()
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
-
-    def assertSameData(self, a, b):
-        d = data_differences(a, b)
-        self.assertEqual(d, [], "\n".join(d))
-
     def test_one_two_three_ranks_give_identical_data(self):
         ref = self.path("r1.h5")
-        p = local("sharp-bounds", *self.GRID, "--out", ref)
+        p = run("sharp-bounds", *self.GRID, "--out", ref)
         self.assertEqual(p.returncode, 0, p.stderr)
         for ranks in (1, 2, 3):
             out = self.path(f"mpi{ranks}.h5")
@@ -65,7 +46,7 @@ class Mpi(unittest.TestCase):
             self.assertSameData(ref, out)
         wref, w3 = self.path("w1.h5"), self.path("w3.h5")
         wgrid = ["--n", "16,256", "--d-model", "8,32", "--trials", "10", "--threads", "1", "--quiet"]
-        self.assertEqual(local("sharp-weight-bound", *wgrid, "--out", wref).returncode, 0)
+        self.assertEqual(run("sharp-weight-bound", *wgrid, "--out", wref).returncode, 0)
         self.assertEqual(mpirun(3, "sharp-weight-bound", *wgrid, "--out", w3).returncode, 0)
         self.assertSameData(wref, w3)
 
@@ -73,29 +54,23 @@ class Mpi(unittest.TestCase):
         grid = ["--n", "2^23", "--spread", ",".join(str(s) for s in range(1, 41)), "--trials", "2",
                 "--threads", "1", "--quiet"]
         ref, out = self.path("ref.h5"), self.path("killed.h5")
-        self.assertEqual(local("sharp-bounds", *grid, "--out", ref).returncode, 0)
+        self.assertEqual(run("sharp-bounds", *grid, "--out", ref).returncode, 0)
         parts = out + ".parts"
         proc = subprocess.Popen(["mpirun", "-np", "2", os.path.join(BIN, "sharp-bounds"), *grid, "--out", out],
                                 env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            done = [f for f in os.listdir(parts) if f.endswith(".h5") and ".tmp." not in f] \
-                if os.path.isdir(parts) else []
-            if len(done) >= 4:
-                break
-            time.sleep(0.005)
+        wait_for_parts(parts, 4)
         if whole_job:
             os.killpg(proc.pid, signal.SIGKILL)
         else:
-            ranks = live_ranks("sharp-bounds")
+            ranks = live_ranks(self.dir)
             self.assertTrue(ranks)
             os.kill(max(ranks), signal.SIGKILL)  # one rank dies; mpirun must end the rest
         proc.wait(timeout=60)
         for _ in range(100):
-            if not live_ranks("sharp-bounds"):
+            if not live_ranks(self.dir):
                 break
             time.sleep(0.1)
-        self.assertEqual(live_ranks("sharp-bounds"), [], "ranks survived the kill")
+        self.assertEqual(live_ranks(self.dir), [], "ranks survived the kill")
         self.assertFalse(os.path.exists(out), "the job finished before it could be killed; grow the grid")
         p = mpirun(2, "sharp-bounds", *grid, "--out", out)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -109,7 +84,7 @@ class Mpi(unittest.TestCase):
 
     def test_failing_point_aborts_all_ranks_naming_rank_and_point(self):
         grid = ["--n", "2^2..2^20", "--spread", "1,2,3,4", "--threads", "1", "--quiet"]
-        dry = local("sharp-bounds", *grid, "--dry-run").stdout.splitlines()
+        dry = run("sharp-bounds", *grid, "--dry-run").stdout.splitlines()
         victim = dry[-1].split()[1]  # the cheapest point: dealt last, so a worker or rank 0 has it
         t0 = time.time()
         p = mpirun(3, "sharp-bounds", *grid, "--out", self.path("f.h5"), env={"SHARP_INJECT_FAILURE": victim},
@@ -118,7 +93,7 @@ class Mpi(unittest.TestCase):
         self.assertNotEqual(p.returncode, 0)
         self.assertRegex(p.stderr, r"rank \d, point " + victim)
         self.assertLess(elapsed, 30)
-        self.assertEqual(live_ranks("sharp-bounds"), [])
+        self.assertEqual(live_ranks(self.dir), [])
         self.assertFalse(os.path.exists(self.path("f.h5")))
 
     def test_bad_command_line_reported_once_exit_2(self):

@@ -6,43 +6,16 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 import h5py
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from h5compare import data_differences  # noqa: E402
-
-BIN = os.environ.get("SHARP_BIN_DIR", os.path.join(os.path.dirname(__file__), "../../build/bin"))
+from e2e_support import BIN, ResultDirCase, run, wait_for_parts  # noqa: E402
 
 
-def run(binary, *args, check=None):
-    p = subprocess.run([os.path.join(BIN, binary), *args], capture_output=True, text=True, timeout=600)
-    if check is not None and p.returncode != check:
-        raise AssertionError(f"{binary} {' '.join(args)} exited {p.returncode}, expected {check}\n"
-                             f"stdout: {p.stdout}\nstderr: {p.stderr}")
-    return p
-
-
-class Base(unittest.TestCase):
-    def setUp(self):
-        self._tmp = tempfile.TemporaryDirectory(prefix="sharp-e2e-")
-        self.dir = self._tmp.name
-
-    def tearDown(self):
-        self._tmp.cleanup()
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
-
-    def assertSameData(self, a, b):
-        diffs = data_differences(a, b)
-        self.assertEqual(diffs, [], "\n".join(diffs))
-
-
-class BadInput(Base):
+class BadInput(ResultDirCase):
     CASES = [
         (["--n", "0"], "--n"),
         (["--logits", "two-point", "--n", "1"], "--n"),
@@ -95,7 +68,7 @@ class BadInput(Base):
         self.assertIn("reals > 0", p.stdout)
 
 
-class Runs(Base):
+class Runs(ResultDirCase):
     GRID = ["--n", "2^2..2^12", "--spread", "0,1,8", "--theta", "0.5,2", "--logits",
             "uniform,one-hot,two-point,gaussian", "--trials", "2"]
 
@@ -164,13 +137,7 @@ class Runs(Base):
         parts = out + ".parts"
         proc = subprocess.Popen([os.path.join(BIN, "sharp-bounds"), *grid, "--out", out, "--quiet"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            done = [f for f in os.listdir(parts) if f.endswith(".h5") and ".tmp." not in f] \
-                if os.path.isdir(parts) else []
-            if len(done) >= 5:
-                break
-            time.sleep(0.005)
+        wait_for_parts(parts, 5)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         self.assertFalse(os.path.exists(out), "the run finished before it could be killed; grow the grid")

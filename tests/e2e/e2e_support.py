@@ -1,0 +1,54 @@
+"""Shared pieces of the end-to-end tests: where the binaries are, running one, a test case with its
+own temporary directory, comparing result data, and waiting for a run to be partly done."""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from h5compare import data_differences  # noqa: E402
+
+BIN = os.environ.get("SHARP_BIN_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../build/bin"))
+
+
+def run(binary, *args, check=None, env=None, timeout=600):
+    """Runs build/bin/<binary>; with check=N, fails unless it exits with N."""
+    p = subprocess.run([os.path.join(BIN, binary), *args], capture_output=True, text=True, timeout=timeout,
+                       env=dict(os.environ, **(env or {})))
+    if check is not None and p.returncode != check:
+        raise AssertionError(f"{binary} {' '.join(args)} exited {p.returncode}, expected {check}\n"
+                             f"stdout: {p.stdout}\nstderr: {p.stderr}")
+    return p
+
+
+def finished_parts(parts_dir):
+    if not os.path.isdir(parts_dir):
+        return []
+    return [f for f in os.listdir(parts_dir) if f.endswith(".h5") and ".tmp." not in f and ".ckpt." not in f]
+
+
+def wait_for_parts(parts_dir, count, timeout=120):
+    """Polls until `count` point files are finished (to kill a run halfway)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline and len(finished_parts(parts_dir)) < count:
+        time.sleep(0.005)
+
+
+class ResultDirCase(unittest.TestCase):
+    """A test case with a fresh temporary directory for its result files."""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="sharp-e2e-")
+        self.dir = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def assertSameData(self, a, b):
+        diffs = data_differences(a, b)
+        self.assertEqual(diffs, [], "\n".join(diffs))
