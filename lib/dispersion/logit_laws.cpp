@@ -17,7 +17,7 @@ using rng::DoubleBatch;
 using rng::U64Batch;
 constexpr std::size_t W = DoubleBatch::size;
 
-// Runs `make_batch(lanes)` for every batch of W logits and stores `count` of them; the last batch is
+// Calls make_batch() for every batch of W logits and stores `count` of them; the last batch is
 // computed whole and only its first lanes are kept.
 template <class MakeBatch>
 void fill_batches(double* out, std::size_t count, MakeBatch&& make_batch) {
@@ -37,15 +37,15 @@ void uniform_logits(double spread, std::uint64_t key, std::uint64_t first, doubl
   fill_batches(out, count, [&] { return (d * lanes.next_uniform()) * s; });
 }
 
-void two_point_logits(double spread, std::uint64_t first, std::uint64_t key, double scale, double* out,
+void two_point_logits(double spread, std::uint64_t key, std::uint64_t first, double scale, double* out,
                       std::size_t count) {
   rng::CounterLanes lanes(rng::stream_params(key), first);
   // δ where the top bit is set, +0 elsewhere: an exact bit mask, no rounding.
-  const U64Batch top_bits(__builtin_bit_cast(std::uint64_t, spread));
+  const U64Batch spread_bits(__builtin_bit_cast(std::uint64_t, spread));
   const DoubleBatch s(scale);
   fill_batches(out, count, [&] {
     const U64Batch mask = U64Batch(0) - (lanes.next_bits() >> 63);
-    return xsimd::bitwise_cast<DoubleBatch>(mask & top_bits) * s;
+    return xsimd::bitwise_cast<DoubleBatch>(mask & spread_bits) * s;
   });
   // The fixed indices 0 (= δ) and 1 (= 0) so the row holds both values.
   if (first == 0 && count > 0) out[0] = spread * scale;
@@ -110,7 +110,7 @@ void generate_scaled_logits(LogitLaw law, double spread, std::uint64_t n, std::u
   switch (law) {
     case LogitLaw::Uniform: return uniform_logits(spread, key, first, scale, out, count);
     case LogitLaw::OneHot: return one_hot_logits(spread, first, scale, out, count);
-    case LogitLaw::TwoPoint: return two_point_logits(spread, first, key, scale, out, count);
+    case LogitLaw::TwoPoint: return two_point_logits(spread, key, first, scale, out, count);
     case LogitLaw::Gaussian: return gaussian_logits(spread, key, first, scale, out, count);
   }
   throw BadInput("unknown logit law value " + std::to_string(static_cast<int>(law)));

@@ -6,13 +6,19 @@
 // order (merge(later)), so a row cut into blocks gives the same bits for any thread count.
 //
 // Accuracy: every add() cuts its input into sub-chunks of kSubChunk values, sums each sub-chunk in
-// 16 SIMD lane accumulators (64 terms each) and adds the sub-chunk sums into (sum, sum_comp) with
-// Neumaier's compensated summation, so the relative error stays at a few ulp for any n (2^30 and
-// beyond) instead of growing like n·eps. Both s and −t are sums of non-negative terms.
+// 4 SIMD lane accumulators (256 terms each) and adds the sub-chunk sums into (sum, sum_comp) with
+// Neumaier's compensated summation, so the error does not grow with n (2^30 and beyond) as a plain
+// running sum's n·eps would. Both s and −t are sums of non-negative terms; their relative error is
+// at most about 256·eps/2 ≈ 3e-14 (reached when one large weight shares a lane with many small
+// ones: the one-hot row at δ/θ = 20 shows 1.8e-14), typically a few ulp.
 // Bit-reproducibility: the result depends only on the sequence of values and on where add() calls
 // start; cutting a row at multiples of kSubChunk gives exactly the same bits as one add() call.
 //
-// Logits may be −inf (a masked item: weight 0). NaN or +inf throws sharp::NumericError.
+// Each rise of the running maximum rescales the sums (one rounding each): rare for rows in random
+// order; even an ascending row of 2^20 (a rise in every sub-chunk) stays within 1e-12 (tested).
+//
+// Logits may be −inf (a masked item: weight 0). NaN or +inf throws sharp::NumericError and leaves
+// the stream as it was before the add().
 #include <cstddef>
 #include <cstdint>
 #include <limits>

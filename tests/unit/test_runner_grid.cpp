@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/errors.hpp"
+#include "core/hash.hpp"
 #include "runners/grid.hpp"
 #include "runners/local_runner.hpp"
 #include "runners/options.hpp"
@@ -190,4 +191,12 @@ TEST(StreamKeys, DependOnDeclaredParametersOnly) {
   EXPECT_NE(stream_key("fake", s, pts[0]), stream_key("fake", s, other.grid->points()[0]));
   const Invocation seed2 = parse({"--n", "16", "--seed", "2", "--dry-run"});
   EXPECT_NE(stream_key("fake", s, pts[0]), stream_key("fake", s, seed2.grid->points()[0]));
+}
+
+TEST(Hashing, CombineHasNoCollisionsOnSmallInputs) {
+  std::set<std::uint64_t> seen;
+  for (std::uint64_t a = 0; a < 100; ++a)
+    for (std::uint64_t b = 0; b < 1000; ++b) seen.insert(sharp::hash_combine(a, b));
+  EXPECT_EQ(seen.size(), 100000u);
+  EXPECT_NE(sharp::hash_combine(1, 2), sharp::hash_combine(2, 1));
 }

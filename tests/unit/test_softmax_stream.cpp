@@ -1,0 +1,228 @@
+// SoftmaxStream against a direct two-pass computation in long double, on random rows of many
+// lengths and scales (including ±1e30 and rows shifted by 1e6), masked (−inf) entries, chunked and
+// merged accumulation, and the errors it must raise.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "core/errors.hpp"
+#include "random/counter_rng.hpp"
+#include "stats/simd_exp.hpp"
+#include "stats/softmax_stream.hpp"
+
+namespace {
+
+using sharp::stats::SoftmaxStream;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct Reference {
+  long double max, sum, log_sum_exp, entropy;
+};
+
+// Two passes in long double: max, then s = Σ e^(z−max) and H = −Σ p ln p.
+Reference reference(const std::vector<double>& z) {
+  Reference r{};
+  r.max = -INFINITY;
+  for (double v : z) r.max = std::max<long double>(r.max, v);
+  long double s = 0, t = 0;
+  for (double v : z) {
+    if (v == -kInf) continue;
+    const long double d = static_cast<long double>(v) - r.max;
+    const long double w = std::exp(d);
+    s += w;
+    t += d * w;
+  }
+  r.sum = s;
+  r.log_sum_exp = r.max + std::log(s);
+  r.entropy = std::log(s) - t / s;
+  return r;
+}
+
+std::vector<double> random_row(std::size_t n, double scale, double shift, std::uint64_t key) {
+  std::vector<double> z(n);
+  sharp::rng::fill_uniform(key, 0, z.data(), n);
+  for (auto& v : z) v = shift + scale * (2.0 * v - 1.0);
+  return z;
+}
+
+double rel_err(long double got, long double want) {
+  return static_cast<double>(std::fabs(got - want) / std::max<long double>(std::fabs(want), 1e-300L));
+}
+
+void expect_matches_reference(const SoftmaxStream& st, const std::vector<double>& z, double tol) {
+  const Reference r = reference(z);
+  EXPECT_EQ(st.max, static_cast<double>(r.max));
+  EXPECT_EQ(st.min, *std::min_element(z.begin(), z.end()));
+  EXPECT_EQ(st.count, z.size());
+  EXPECT_LT(rel_err(st.total_sum(), r.sum), tol);
+  EXPECT_LT(rel_err(st.log_sum_exp(), r.log_sum_exp), tol);
+  // Entropy may be ~0 (one dominant logit): compare absolutely below 1.
+  EXPECT_LT(std::fabs(st.entropy() - r.entropy) / std::max<long double>(1.0L, r.entropy), tol);
+}
+
+TEST(SimdExp, AccurateToAboutOneUlp) {
+  double worst = 0.0;
+  std::vector<double> u(200000);
+  sharp::rng::fill_uniform(1, 0, u.data(), u.size());
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    const double x = (i % 2) ? -708.0 + 1417.0 * u[i] : -40.0 + 41.0 * u[i];
+    const long double want = std::exp(static_cast<long double>(x));
+    worst = std::max(worst, rel_err(sharp::stats::simd_exp(x), want));
+  }
+  EXPECT_LT(worst, 2.5e-16);  // ~1 ulp
+  EXPECT_EQ(sharp::stats::simd_exp(0.0), 1.0);
+  EXPECT_EQ(sharp::stats::simd_exp(-kInf), 0.0);
+  EXPECT_EQ(sharp::stats::simd_exp(-1e30), 0.0);
+  EXPECT_EQ(sharp::stats::simd_exp(-709.0), 0.0);  // below DBL_MIN: flushed
+  EXPECT_GT(sharp::stats::simd_exp(-708.0), 0.0);
+  EXPECT_EQ(sharp::stats::simd_exp(710.0), kInf);
+}
+
+TEST(SoftmaxStream, MatchesDirectComputationOnRandomRows) {
+  const std::vector<std::size_t> lengths{1, 2, 3, 7, 100, 1023, 1024, 1025, 5000, 100003};
+  const std::vector<std::pair<double, double>> scale_shift{
+      {1.0, 0.0}, {10.0, 0.0}, {30.0, 5.0}, {1.0, 1e6}, {20.0, -1e6}, {1e-8, 3.0}, {1e30, 0.0}, {1e30, 1e30}};
+  std::uint64_t key = 0;
+  for (std::size_t n : lengths) {
+    for (auto [scale, shift] : scale_shift) {
+      const auto z = random_row(n, scale, shift, ++key);
+      SoftmaxStream st;
+      st.add(z.data(), z.size());
+      SCOPED_TRACE(testing::Message() << "n=" << n << " scale=" << scale << " shift=" << shift);
+      expect_matches_reference(st, z, 1e-13);
+    }
+  }
+}
+
+TEST(SoftmaxStream, ChunkedAtSubChunkMultiplesIsBitIdenticalToWhole) {
+  const auto z = random_row(10 * SoftmaxStream::kSubChunk + 77, 8.0, 1.0, 5);
+  SoftmaxStream whole, chunked;
+  whole.add(z.data(), z.size());
+  const std::size_t step = 3 * SoftmaxStream::kSubChunk;
+  for (std::size_t pos = 0; pos < z.size(); pos += step) chunked.add(z.data() + pos, std::min(step, z.size() - pos));
+  EXPECT_EQ(std::memcmp(&whole, &chunked, sizeof(SoftmaxStream)), 0);
+}
+
+TEST(SoftmaxStream, AnyChunkingAgreesToRounding) {
+  const auto z = random_row(50000, 8.0, 1.0, 6);
+  SoftmaxStream whole, chunked;
+  whole.add(z.data(), z.size());
+  for (std::size_t pos = 0, len = 1; pos < z.size(); pos += len, len = (len * 7 + 3) % 3001 + 1)
+    chunked.add(z.data() + pos, std::min(len, z.size() - pos));
+  EXPECT_EQ(whole.max, chunked.max);
+  EXPECT_EQ(whole.min, chunked.min);
+  EXPECT_EQ(whole.count, chunked.count);
+  EXPECT_LT(rel_err(chunked.total_sum(), whole.total_sum()), 1e-14);
+  EXPECT_LT(rel_err(chunked.entropy(), whole.entropy()), 1e-14);
+}
+
+TEST(SoftmaxStream, MergeInFixedOrderIsDeterministicAndAccurate) {
+  const auto z = random_row(40000, 12.0, -3.0, 7);
+  // Parts with increasing, decreasing and equal maxima, merged in index order.
+  const std::vector<std::size_t> cuts{0, 1, 999, 5000, 5001, 20000, 39999, 40000};
+  auto merged = [&] {
+    SoftmaxStream total;
+    for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
+      SoftmaxStream part;
+      part.add(z.data() + cuts[i], cuts[i + 1] - cuts[i]);
+      total.merge(part);
+    }
+    return total;
+  };
+  const SoftmaxStream a = merged(), b = merged();
+  EXPECT_EQ(std::memcmp(&a, &b, sizeof(SoftmaxStream)), 0);
+  expect_matches_reference(a, z, 1e-13);
+  // Merging an empty stream changes nothing; merging into an empty stream copies.
+  SoftmaxStream c = a;
+  c.merge(SoftmaxStream{});
+  EXPECT_EQ(std::memcmp(&a, &c, sizeof(SoftmaxStream)), 0);
+  SoftmaxStream d;
+  d.merge(a);
+  EXPECT_EQ(std::memcmp(&a, &d, sizeof(SoftmaxStream)), 0);
+}
+
+TEST(SoftmaxStream, FloatOverloadEqualsWidenedDoubles) {
+  std::vector<float> f(3000);
+  const auto z = random_row(f.size(), 6.0, 0.0, 8);
+  for (std::size_t i = 0; i < f.size(); ++i) f[i] = static_cast<float>(z[i]);
+  const std::vector<double> widened(f.begin(), f.end());
+  SoftmaxStream from_float, from_double;
+  from_float.add(f.data(), f.size());
+  from_double.add(widened.data(), widened.size());
+  EXPECT_EQ(std::memcmp(&from_float, &from_double, sizeof(SoftmaxStream)), 0);
+}
+
+TEST(SoftmaxStream, MaskedLogitsWeighNothing) {
+  auto z = random_row(3000, 5.0, 0.0, 9);
+  std::vector<double> kept;
+  for (std::size_t i = 0; i < z.size(); ++i) {
+    if (i % 3 == 0) z[i] = -kInf; else kept.push_back(z[i]);
+  }
+  SoftmaxStream masked, unmasked;
+  masked.add(z.data(), z.size());
+  unmasked.add(kept.data(), kept.size());
+  EXPECT_EQ(masked.count, z.size());
+  EXPECT_EQ(masked.min, -kInf);
+  EXPECT_LT(rel_err(masked.total_sum(), unmasked.total_sum()), 1e-14);
+  EXPECT_LT(rel_err(masked.entropy(), unmasked.entropy()), 1e-14);
+  EXPECT_EQ(masked.probability(-kInf), 0.0);
+
+  const std::vector<double> all_masked(2500, -kInf);
+  SoftmaxStream none;
+  none.add(all_masked.data(), all_masked.size());
+  EXPECT_EQ(none.log_sum_exp(), -kInf);
+  EXPECT_THROW(none.entropy(), sharp::NumericError);
+  none.merge(unmasked);  // a masked prefix then real logits
+  EXPECT_EQ(none.total_sum(), unmasked.total_sum());
+  EXPECT_EQ(none.count, all_masked.size() + kept.size());
+  EXPECT_THROW(SoftmaxStream{}.entropy(), sharp::NumericError);
+}
+
+TEST(SoftmaxStream, NanAndPlusInfinityThrow) {
+  for (std::size_t n : {1u, 5u, 64u, 2000u}) {
+    for (std::size_t where : {std::size_t{0}, n / 2, n - 1}) {
+      auto z = random_row(n, 1.0, 0.0, 10);
+      z[where] = std::numeric_limits<double>::quiet_NaN();
+      SoftmaxStream st;
+      EXPECT_THROW(st.add(z.data(), n), sharp::NumericError) << n << " " << where;
+      z[where] = kInf;
+      EXPECT_THROW(st.add(z.data(), n), sharp::NumericError) << n << " " << where;
+      std::vector<double> masked_nan(n, -kInf);
+      masked_nan[where] = std::numeric_limits<double>::quiet_NaN();
+      EXPECT_THROW(st.add(masked_nan.data(), n), sharp::NumericError) << n << " " << where;
+    }
+  }
+}
+
+TEST(SoftmaxStream, SortedRowsRescaleOftenAndStayAccurate) {
+  // Ascending logits raise the maximum in every sub-chunk: the worst case for rescaling.
+  const std::size_t n = std::size_t{1} << 20;
+  std::vector<double> up(n), down(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    up[i] = -20.0 + 40.0 * static_cast<double>(i) / n;
+    down[n - 1 - i] = up[i];
+  }
+  SoftmaxStream a, b;
+  a.add(up.data(), n);
+  b.add(down.data(), n);
+  expect_matches_reference(a, up, 1e-12);
+  expect_matches_reference(b, down, 1e-13);
+}
+
+TEST(SoftmaxStream, LongConstantRowIsExact) {
+  // 2^22 equal logits: every weight is exactly 1, so s = n and H = ln n exactly as doubles allow.
+  const std::size_t n = std::size_t{1} << 22;
+  const std::vector<double> z(n, 0.25);
+  SoftmaxStream st;
+  st.add(z.data(), n);
+  EXPECT_EQ(st.total_sum(), static_cast<double>(n));
+  EXPECT_DOUBLE_EQ(st.entropy(), std::log(static_cast<double>(n)));
+  EXPECT_DOUBLE_EQ(st.probability(0.25), 1.0 / n);
+}
+
+}  // namespace
