@@ -8,7 +8,6 @@ ctest runs it with SHARP_BIN_DIR and SHARP_SOURCE_DIR set; standalone:
 """
 import json
 import os
-import re
 import stat
 import subprocess
 import sys
@@ -16,18 +15,18 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from h5compare import data_differences  # noqa: E402
+from e2e_support import BIN, data_differences  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCE = os.environ.get("SHARP_SOURCE_DIR", os.path.join(HERE, "../.."))
-BIN = os.environ.get("SHARP_BIN_DIR", os.path.join(SOURCE, "build/bin"))
+SOURCE = os.environ.get("SHARP_SOURCE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "../.."))
 SUBMIT = os.path.join(SOURCE, "runners", "sharp-submit")
 BOUNDS = os.path.join(BIN, "sharp-bounds")
 
 # A fake sbatch: appends its arguments and the script text to $FAKE_SLURM_LOG (one JSON per line)
-# and prints increasing job ids. A fake squeue prints $FAKE_SQUEUE_IDS.
+# and prints increasing job ids (or fails with $FAKE_SBATCH_FAIL). A fake squeue prints $FAKE_SQUEUE_IDS.
 FAKE_SBATCH = r"""#!/usr/bin/python3
 import json, os, sys
+if os.environ.get("FAKE_SBATCH_FAIL"):
+    sys.exit("sbatch: error: Batch job submission failed: " + os.environ["FAKE_SBATCH_FAIL"])
 log = os.environ["FAKE_SLURM_LOG"]
 n = sum(1 for _ in open(log)) if os.path.exists(log) else 0
 with open(sys.argv[-1]) as f:
@@ -153,6 +152,15 @@ class BadInput(Base):
                 self.assertEqual(self.sbatch_calls(), [])
                 self.assertEqual(os.listdir(self.work), [])
 
+    def test_a_result_of_another_configuration_is_refused_before_submitting(self):
+        subprocess.run([BOUNDS, "--n", "4,8", "--out", self.out, "--quiet"], check=True, timeout=300)
+        p = self.submit("--array", "2", "--", BOUNDS, *self.GRID, "--out", self.out)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("another configuration", p.stderr)
+        self.assertEqual(self.sbatch_calls(), [])
+        self.submit("--array", "2", "--", BOUNDS, *self.GRID, "--out", self.out, "--overwrite", check=0)
+        self.assertEqual(len(self.sbatch_calls()), 2)
+
     def test_help(self):
         p = self.submit("--help", check=0)
         for flag in ["--array", "--ntasks", "--cpus-per-task", "--time", "--partition", "--dry-run",
@@ -244,13 +252,16 @@ class Bookkeeping(Base):
         self.assertIn("srun --mpi=pmix --kill-on-bad-exit=1 -n 2 -c 1", calls[1]["script"])
 
     def test_sbatch_failure_is_exit_1(self):
-        env = dict(self.env, PATH=os.pathsep.join(p for p in self.env["PATH"].split(os.pathsep)
-                                                   if not p.endswith("fake-bin")))
-        env["SLURM_CONF"] = os.path.join(self.dir, "no-such-slurm.conf")
-        p = self.submit("--array", "2", "--", BOUNDS, *self.GRID, "--out", self.out, env=env)
+        p = self.submit("--array", "2", "--", BOUNDS, *self.GRID, "--out", self.out,
+                        env=dict(self.env, FAKE_SBATCH_FAIL="Invalid partition name specified"))
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
-        self.assertTrue(re.search(r"sharp-submit: failed: (sbatch|squeue)", p.stderr), p.stderr)
-
+        self.assertIn("sharp-submit: failed: sbatch", p.stderr)
+        self.assertIn("Invalid partition", p.stderr)
+        # A SLURM_CONF that does not exist fails at once (Slurm's clients would retry for 60 s).
+        p = self.submit("--array", "2", "--", BOUNDS, *self.GRID, "--out", self.out,
+                        env=dict(self.env, SLURM_CONF=os.path.join(self.dir, "no-such-slurm.conf")))
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("does not exist", p.stderr)
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
