@@ -141,19 +141,19 @@ void sync_directory_of(const std::string& path) {
 
 }  // namespace
 
-AtomicFile::AtomicFile(const std::string& final_path)
-    : final_path_(final_path), temp_path_(temp_name_for(final_path)),
+AtomicFile::AtomicFile(const std::string& final_path, Durability durability)
+    : final_path_(final_path), temp_path_(temp_name_for(final_path)), durability_(durability),
       file_(File::create(temp_path_)) {}
 
 void AtomicFile::commit() {
   if (committed_) return;
   file_.close();
-  sync_file(temp_path_);
+  if (durability_ == Durability::SystemCrash) sync_file(temp_path_);
   if (std::rename(temp_path_.c_str(), final_path_.c_str()) != 0)
     throw Error("h5: cannot rename '" + temp_path_ + "' to '" + final_path_ +
                 "': " + std::strerror(errno));
   committed_ = true;
-  sync_directory_of(final_path_);
+  if (durability_ == Durability::SystemCrash) sync_directory_of(final_path_);
 }
 
 AtomicFile::~AtomicFile() {

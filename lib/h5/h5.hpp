@@ -160,12 +160,16 @@ private:
   Group root_;
 };
 
-// Writes to "<final>.tmp.<pid>.<counter>" in the same directory; commit() closes the file, fsyncs
-// it and renames it over <final> atomically. Destroyed without commit() (exception, early return),
-// the temporary is closed and unlinked. A reader sees the old file or the complete new one.
+// How far a committed file must survive: a killed process (rename of a closed file suffices), or
+// also a crash of the operating system (fsync of the file and its directory, ~1 ms or more).
+enum class Durability { ProcessCrash, SystemCrash };
+
+// Writes to "<final>.tmp.<pid>.<counter>" in the same directory; commit() closes the file (fsyncs
+// it for SystemCrash) and renames it over <final> atomically. Destroyed without commit() (exception,
+// early return), the temporary is closed and unlinked. A reader sees the old file or the complete new one.
 class AtomicFile {
 public:
-  explicit AtomicFile(const std::string& final_path);
+  explicit AtomicFile(const std::string& final_path, Durability durability = Durability::SystemCrash);
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
   ~AtomicFile();
@@ -179,6 +183,7 @@ public:
 private:
   std::string final_path_;
   std::string temp_path_;
+  Durability durability_;
   File file_;
   bool committed_ = false;
 };
