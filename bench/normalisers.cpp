@@ -1,0 +1,275 @@
+// Benchmarks of the normaliser family (issue 3).
+//   build/bin/sharp-bench-normalisers [--benchmark_filter=...] [--benchmark_format=json]
+// - forward/<spec>/<rows>x<n>/<type>/threads:<t>: every normaliser on 1x2^24, 1024x1024 and
+//   16384x16 logits ~ N(0, 4^2), double and float, 1 thread and all threads. Counters: rows/s,
+//   bytes/s (read z + write p) and the fraction of rows where adaptive applied beta != 1.
+// - limits: read bandwidth (a STREAM-style sum over 2^24 doubles) and a pure vectorised exp loop
+//   (in L1), so scripts/bench_normalisers.sh can report each kernel as a fraction of its own limit.
+// - stats/...: the one-pass statistics (log-sum-exp, entropy, beta) of a 1x2^24 row: the family's
+//   blocked kernel, and lib/stats' SoftmaxStream for comparison.
+// - root/...: for the root-finding methods (alpha-entmax, Stieltjes) by bisection and by
+//   safeguarded Newton: the f-evaluations a 1024-wide row needs to get p within 1e-9 (max abs) of
+//   the converged answer, and the time per row at that accuracy.
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <xsimd/xsimd.hpp>
+
+#include "normalisers/normaliser.hpp"
+#include "normalisers/simd_exp.hpp"
+#include "normalisers/sparse_thresholds.hpp"
+#include "normalisers/streaming.hpp"
+#include "stats/softmax_stream.hpp"
+
+namespace {
+
+using namespace sharp::norm;
+
+constexpr double kSigma = 4.0;
+
+template <class T>
+const std::vector<T>& logits(std::size_t count) {
+  static std::map<std::size_t, std::vector<T>> cache;
+  auto& v = cache[count];
+  if (v.empty()) {
+    std::mt19937_64 rng(2024);
+    std::normal_distribution<double> normal(0.0, kSigma);
+    v.resize(count);
+    for (auto& x : v) x = static_cast<T>(normal(rng));
+  }
+  return v;
+}
+
+struct Shape {
+  std::size_t rows, n;
+};
+const Shape kShapes[] = {{1, std::size_t(1) << 24}, {1024, 1024}, {16384, 16}};
+
+const char* const kSpecs[] = {"softmax", "adaptive", "ssmax:s=1", "topk:k=8", "argmax", "sparsemax",
+                              "entmax15", "entmax:alpha=1.25", "asentmax:b=0.5:gamma=1", "stieltjes:q=4"};
+
+template <class T>
+void forward_benchmark(benchmark::State& state, std::string spec, Shape shape, int threads) {
+  omp_set_num_threads(threads);
+  const auto nz = make_normaliser(spec);
+  const std::vector<T>& z = logits<T>(shape.rows * shape.n);
+  std::vector<T> p(z.size());
+  for (auto _ : state) {
+    nz->forward(z.data(), p.data(), shape.rows, shape.n);
+    benchmark::DoNotOptimize(p.data());
+    benchmark::ClobberMemory();
+  }
+  const double iters = static_cast<double>(state.iterations());
+  state.counters["rows/s"] = benchmark::Counter(iters * shape.rows, benchmark::Counter::kIsRate);
+  state.counters["logits/s"] = benchmark::Counter(iters * shape.rows * shape.n, benchmark::Counter::kIsRate);
+  state.SetBytesProcessed(static_cast<std::int64_t>(iters * 2.0 * sizeof(T) * shape.rows * shape.n));
+  state.counters["n"] = static_cast<double>(shape.n);
+  state.counters["rows"] = static_cast<double>(shape.rows);
+  state.counters["threads"] = threads;
+  state.counters["bytes_per_logit"] = static_cast<double>(sizeof(T));
+  if (spec == "adaptive") {
+    std::size_t corrected = 0;
+    for (std::size_t r = 0; r < shape.rows; ++r) {
+      corrected += adaptive_row_beta(z.data() + r * shape.n, shape.n).beta != 1.0;
+    }
+    state.counters["beta_rows"] = static_cast<double>(corrected) / shape.rows;
+  }
+  omp_set_num_threads(omp_get_num_procs());
+}
+
+// STREAM-style read: sum of 2^24 doubles (128 MiB, far beyond the caches), each thread its share.
+void BM_ReadBandwidth(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  const std::vector<double>& z = logits<double>(std::size_t(1) << 24);
+  using B = xsimd::batch<double>;
+  for (auto _ : state) {
+    double total = 0.0;
+#pragma omp parallel num_threads(threads)
+    {
+      const std::size_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+      const std::size_t chunk = z.size() / nt, first = t * chunk, last = t + 1 == nt ? z.size() : first + chunk;
+      constexpr std::size_t L = B::size;
+      B a(0.0), b(0.0), c(0.0), d(0.0);
+      for (std::size_t i = first; i + 4 * L <= last; i += 4 * L) {
+        a += B::load_unaligned(&z[i]);
+        b += B::load_unaligned(&z[i + L]);
+        c += B::load_unaligned(&z[i + 2 * L]);
+        d += B::load_unaligned(&z[i + 3 * L]);
+      }
+      const double s = xsimd::hadd((a + b) + (c + d));
+#pragma omp atomic
+      total += s;   // a benchmark checksum only, not a result
+    }
+    benchmark::DoNotOptimize(total);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * z.size() * sizeof(double)));
+  state.counters["threads"] = threads;
+}
+BENCHMARK(BM_ReadBandwidth)->Name("limit/read_bandwidth")->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
+
+// The exp of the softmax kernels alone, on an L1-resident array: exps/s per core.
+void BM_Exp(benchmark::State& state) {
+  std::vector<double> x(4096);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = -static_cast<double>(i) / 400.0;
+  using B = xsimd::batch<double>;
+  const bool library = state.range(0) == 1;
+  for (auto _ : state) {
+    constexpr std::size_t L = B::size;
+    B a(0.0), b(0.0);
+    for (std::size_t i = 0; i < x.size(); i += 2 * L) {
+      if (library) {
+        a += xsimd::exp(B::load_unaligned(&x[i]));
+        b += xsimd::exp(B::load_unaligned(&x[i + L]));
+      } else {
+        a += simd::exp_nonpositive(B::load_unaligned(&x[i]));
+        b += simd::exp_nonpositive(B::load_unaligned(&x[i + L]));
+      }
+    }
+    benchmark::DoNotOptimize(xsimd::hadd(a + b));
+  }
+  state.counters["exps/s"] = benchmark::Counter(static_cast<double>(state.iterations() * x.size()),
+                                                benchmark::Counter::kIsRate);
+  state.SetLabel(library ? "xsimd::exp" : "simd::exp_nonpositive (used by the kernels)");
+}
+BENCHMARK(BM_Exp)->Name("limit/exp")->Arg(0)->Arg(1)->ArgName("xsimd");
+
+// One-pass statistics of one 2^24 row: log-sum-exp, entropy, adaptive beta.
+template <class T>
+void BM_Stats(benchmark::State& state) {
+  const bool parallel = state.range(0) == 2;
+  omp_set_num_threads(static_cast<int>(state.range(0)));
+  const std::vector<T>& z = logits<T>(std::size_t(1) << 24);
+  for (auto _ : state) benchmark::DoNotOptimize(softmax_summary(z.data(), z.size(), parallel));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * z.size() * sizeof(T)));
+  state.counters["logits/s"] = benchmark::Counter(static_cast<double>(state.iterations() * z.size()),
+                                                  benchmark::Counter::kIsRate);
+  state.counters["threads"] = static_cast<double>(state.range(0));
+  omp_set_num_threads(omp_get_num_procs());
+}
+BENCHMARK(BM_Stats<double>)->Name("stats/1x16777216/double")->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
+BENCHMARK(BM_Stats<float>)->Name("stats/1x16777216/float")->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
+
+void BM_StatsSoftmaxStream(benchmark::State& state) {
+  const std::vector<double>& z = logits<double>(std::size_t(1) << 24);
+  for (auto _ : state) {
+    sharp::stats::SoftmaxStream s;
+    s.add(z.data(), z.size());
+    benchmark::DoNotOptimize(summarize(s));
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * z.size() * sizeof(double)));
+  state.counters["logits/s"] = benchmark::Counter(static_cast<double>(state.iterations() * z.size()),
+                                                  benchmark::Counter::kIsRate);
+  state.counters["threads"] = 1;
+}
+BENCHMARK(BM_StatsSoftmaxStream)->Name("stats/1x16777216/double/stats::SoftmaxStream")->UseRealTime();
+
+// Root finding to 1e-9: per 1024-wide row, the smallest tolerance setting (10^-k) whose p is within
+// 1e-9 of the converged p; reports the f-evaluations it took and the time per row at that setting.
+double entmax_p(const double* w, std::size_t n, double alpha, RootMethod method, double tol,
+                Workspace& ws, double* p, int* evaluations) {
+  const RootResult r = entmax_threshold(w, n, n, alpha, method, tol, ws);
+  *evaluations = r.evaluations;
+  double sum = 0.0;
+  for (std::size_t i = 0; i < n; ++i) sum += p[i] = w[i] > r.root ? power(w[i] - r.root, 1.0 / (alpha - 1.0)) : 0.0;
+  for (std::size_t i = 0; i < n; ++i) p[i] /= sum;
+  return r.root;
+}
+
+// w = z - max z (<= 0): p_i = (mu - w_i)^(-q).
+double stieltjes_p(const double* w, std::size_t n, double q, RootMethod method, double tol, double* p,
+                   int* evaluations) {
+  const RootResult r = stieltjes_shift(w, n, 0.0, n, q, method, tol);
+  *evaluations = r.evaluations;
+  double sum = 0.0;
+  for (std::size_t i = 0; i < n; ++i) sum += p[i] = 1.0 / power(r.root - w[i], q);
+  for (std::size_t i = 0; i < n; ++i) p[i] /= sum;
+  return r.root;
+}
+
+void BM_RootTo1e9(benchmark::State& state) {
+  const bool stieltjes = state.range(0) == 1;
+  const auto method = state.range(1) == 0 ? RootMethod::Bisection : RootMethod::SafeguardedNewton;
+  const std::size_t n = 1024, rows = 64;
+  const double alpha = 1.25, q = 4.0;
+  const std::vector<double>& z = logits<double>(1024 * 1024);
+  std::vector<double> w(rows * n), ref(rows * n), p(n);
+  Workspace ws;
+  int evals = 0;
+  for (std::size_t r = 0; r < rows; ++r) {
+    const double* zr = z.data() + r * n;
+    const double m = *std::max_element(zr, zr + n);
+    for (std::size_t i = 0; i < n; ++i) w[r * n + i] = (stieltjes ? 1.0 : alpha - 1.0) * (zr[i] - m);
+    if (stieltjes) {
+      stieltjes_p(&w[r * n], n, q, RootMethod::SafeguardedNewton, 1e-16, &ref[r * n], &evals);
+    } else {
+      entmax_p(&w[r * n], n, alpha, RootMethod::SafeguardedNewton, 1e-16, ws, &ref[r * n], &evals);
+    }
+  }
+  auto solve_all = [&](double tol, double* max_error, double* mean_evals) {
+    double worst = 0.0, total = 0.0;
+    for (std::size_t r = 0; r < rows; ++r) {
+      if (stieltjes) {
+        stieltjes_p(&w[r * n], n, q, method, tol, p.data(), &evals);
+      } else {
+        entmax_p(&w[r * n], n, alpha, method, tol, ws, p.data(), &evals);
+      }
+      total += evals;
+      for (std::size_t i = 0; i < n; ++i) worst = std::max(worst, std::fabs(p[i] - ref[r * n + i]));
+    }
+    *max_error = worst;
+    *mean_evals = total / rows;
+  };
+  double tol = 1e-1, err = 1.0, mean_evals = 0.0;
+  for (; tol > 1e-17; tol /= 10) {
+    solve_all(tol, &err, &mean_evals);
+    if (err <= 1e-9) break;
+  }
+  for (auto _ : state) solve_all(tol, &err, &mean_evals);
+  state.counters["evaluations"] = mean_evals;
+  state.counters["tolerance"] = tol;
+  state.counters["max_error"] = err;
+  state.counters["rows/s"] = benchmark::Counter(static_cast<double>(state.iterations() * rows),
+                                                benchmark::Counter::kIsRate);
+  state.SetLabel(std::string(stieltjes ? "stieltjes:q=4" : "entmax:alpha=1.25") +
+                 (method == RootMethod::Bisection ? " bisection" : " safeguarded Newton"));
+}
+BENCHMARK(BM_RootTo1e9)->Name("root/1024")->ArgsProduct({{0, 1}, {0, 1}})->ArgNames({"stieltjes", "newton"});
+
+void register_forward_benchmarks() {
+  const int all = omp_get_num_procs();
+  for (const char* spec : kSpecs) {
+    for (const Shape& shape : kShapes) {
+      for (int threads : {1, all}) {
+        const std::string base = std::string("forward/") + spec + "/" + std::to_string(shape.rows) + "x" +
+                                 std::to_string(shape.n);
+        benchmark::RegisterBenchmark((base + "/double/threads:" + std::to_string(threads)).c_str(),
+                                     forward_benchmark<double>, std::string(spec), shape, threads)
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
+        benchmark::RegisterBenchmark((base + "/float/threads:" + std::to_string(threads)).c_str(),
+                                     forward_benchmark<float>, std::string(spec), shape, threads)
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
+        if (all == 1) break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_forward_benchmarks();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,153 @@
+#include "normalisers/normaliser.hpp"
+
+#include <omp.h>
+
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <limits>
+
+#include "core/errors.hpp"
+#include "normalisers/adaptive_temperature.hpp"
+#include "normalisers/softmax_kernels.hpp"
+
+namespace sharp::norm {
+namespace {
+
+// OpenMP keeps its worker threads, so a thread_local workspace is reused across calls.
+Workspace& thread_workspace() {
+  thread_local Workspace ws;
+  return ws;
+}
+
+// Work below this many logits runs on the calling thread (a parallel region costs microseconds).
+constexpr std::size_t kParallelThreshold = 1 << 15;
+// Rows at least this long, fewer than the threads, are split into blocks instead.
+constexpr std::size_t kLongRow = 1 << 16;
+
+// Calls body(row, workspace) for every row, in parallel. If rows fail, rethrows the error of the
+// lowest failing row (deterministic whatever the schedule) prefixed with the spec and row number.
+template <class Body>
+void for_each_row(const std::string& name, std::size_t rows, std::size_t n, Body&& body) {
+  std::size_t first_bad = std::numeric_limits<std::size_t>::max();
+  std::exception_ptr error;
+  auto guarded = [&](std::size_t r) {
+    try {
+      body(r, thread_workspace());
+    } catch (...) {
+#pragma omp critical(sharp_norm_row_error)
+      if (r < first_bad) {
+        first_bad = r;
+        error = std::current_exception();
+      }
+    }
+  };
+  const bool parallel = rows > 1 && rows * n >= kParallelThreshold && !omp_in_parallel();
+  if (parallel) {
+    const std::size_t grain = std::max<std::size_t>(1, 8192 / std::max<std::size_t>(n, 1));
+#pragma omp parallel for schedule(dynamic, grain)
+    for (std::size_t r = 0; r < rows; ++r) guarded(r);
+  } else {
+    for (std::size_t r = 0; r < rows; ++r) guarded(r);
+  }
+  if (!error) return;
+  try {
+    std::rethrow_exception(error);
+  } catch (const NumericError& e) {
+    throw NumericError("normaliser '" + name + "': row " + std::to_string(first_bad) + ": " + e.what());
+  }
+}
+
+template <class Src>
+void widen(const Src* x, double* y, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) y[i] = static_cast<double>(x[i]);
+}
+
+}  // namespace
+
+template <class T>
+void Normaliser::forward_any(const T* z, T* p, std::size_t rows, std::size_t n) const {
+  if (n == 0) throw NumericError("normaliser '" + name() + "': rows of length 0");
+  const bool split = splits_long_rows() && n >= kLongRow &&
+                     rows < static_cast<std::size_t>(omp_get_max_threads()) && !omp_in_parallel();
+  if (split) {
+    for (std::size_t r = 0; r < rows; ++r) {
+      try {
+        forward_long_row(z + r * n, p + r * n, n, thread_workspace());
+      } catch (const NumericError& e) {
+        throw NumericError("normaliser '" + name() + "': row " + std::to_string(r) + ": " + e.what());
+      }
+    }
+    return;
+  }
+  for_each_row(name(), rows, n, [&](std::size_t r, Workspace& ws) { forward_row(z + r * n, p + r * n, n, ws); });
+}
+
+void Normaliser::forward(const double* z, double* p, std::size_t rows, std::size_t n) const {
+  forward_any(z, p, rows, n);
+}
+
+void Normaliser::forward(const float* z, float* p, std::size_t rows, std::size_t n) const {
+  forward_any(z, p, rows, n);
+}
+
+void Normaliser::forward_row(const float* z, float* p, std::size_t n, Workspace& ws) const {
+  double* zd = ws.doubles(4, n);
+  double* pd = ws.doubles(5, n);
+  widen(z, zd, n);
+  forward_row(zd, pd, n, ws);
+  for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<float>(pd[i]);
+}
+
+void Normaliser::backward(const double* z, const double* p, const double* v, double* grad_z,
+                          double* grad_params, std::size_t rows, std::size_t n) const {
+  if (n == 0) throw NumericError("normaliser '" + name() + "': rows of length 0");
+  const std::size_t np = parameter_names().size();
+  for_each_row(name(), rows, n, [&](std::size_t r, Workspace& ws) {
+    const std::size_t o = r * n;
+    backward_row(z + o, p + o, v + o, grad_z + o, grad_params ? grad_params + r * np : nullptr, n, ws);
+  });
+}
+
+void Normaliser::backward(const float* z, const float* p, const float* v, float* grad_z,
+                          double* grad_params, std::size_t rows, std::size_t n) const {
+  if (n == 0) throw NumericError("normaliser '" + name() + "': rows of length 0");
+  const std::size_t np = parameter_names().size();
+  for_each_row(name(), rows, n, [&](std::size_t r, Workspace& ws) {
+    const std::size_t o = r * n;
+    double* zd = ws.doubles(4, n);
+    double* pd = ws.doubles(5, n);
+    double* vd = ws.doubles(6, n);
+    double* gd = ws.doubles(7, n);
+    widen(z + o, zd, n);
+    widen(p + o, pd, n);
+    widen(v + o, vd, n);
+    backward_row(zd, pd, vd, gd, grad_params ? grad_params + r * np : nullptr, n, ws);
+    for (std::size_t i = 0; i < n; ++i) grad_z[o + i] = static_cast<float>(gd[i]);
+  });
+}
+
+template <class T>
+static double entropy_any(const T* p, std::size_t n) {
+  double h = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double x = static_cast<double>(p[i]);
+    if (x > 0.0) h -= x * std::log(x);
+  }
+  return h;
+}
+
+double entropy(const double* p, std::size_t n) { return entropy_any(p, n); }
+double entropy(const float* p, std::size_t n) { return entropy_any(p, n); }
+
+template <class T>
+static AdaptiveRowBeta adaptive_row_beta_any(const T* z, std::size_t n) {
+  const SoftmaxRowStats stats = softmax_row_statistics(z, n, 1.0, false, thread_workspace());
+  const double h = stats.entropy();
+  return {h, adaptive_beta(h)};
+}
+
+AdaptiveRowBeta adaptive_row_beta(const double* z, std::size_t n) { return adaptive_row_beta_any(z, n); }
+AdaptiveRowBeta adaptive_row_beta(const float* z, std::size_t n) { return adaptive_row_beta_any(z, n); }
+
+}  // namespace sharp::norm

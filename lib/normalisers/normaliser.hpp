@@ -1,0 +1,87 @@
+#pragma once
+// The normaliser family (issue 3, SPEC §3 and §5): one interface, built from a spec string, mapping a
+// batch of rows of logits to probabilities, forward and backward, for double and float.
+//
+// Shapes: z, p, v, grad_z are [rows, n] row-major (outputs must not alias inputs); grad_params is
+// [rows, P] with P = parameter_names().size() (one gradient per row, so callers that learn a shared
+// parameter sum the rows themselves in a fixed order: deterministic for any thread count).
+// Masked entries are -inf: they get p = 0 and grad_z = 0, and the other entries equal the result on
+// the unmasked sub-row (to rounding: sums may run in another order, |difference| <= 1e-15). Methods that depend on n (ssmax, asentmax) use n = number of unmasked entries.
+// A NaN or +inf logit, or a fully masked row, throws sharp::NumericError naming the (first such) row.
+// Rows run in parallel with OpenMP; a few very long rows of the softmax family are instead split
+// into fixed blocks across threads. Results do not depend on the thread count.
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "normalisers/spec.hpp"
+#include "normalisers/workspace.hpp"
+
+namespace sharp::norm {
+
+class Normaliser {
+ public:
+  explicit Normaliser(Spec spec) : spec_(std::move(spec)) {}
+  virtual ~Normaliser() = default;
+  Normaliser(const Normaliser&) = delete;
+  Normaliser& operator=(const Normaliser&) = delete;
+
+  const Spec& spec() const { return spec_; }
+  std::string name() const { return format_spec(spec_); }   // canonical spec text
+
+  // The continuous parameters backward() differentiates, in grad_params order (e.g. {"beta"},
+  // {"b", "gamma", "delta"}); empty for adaptive, topk, argmax, sparsemax, entmax15.
+  virtual std::vector<std::string> parameter_names() const { return {}; }
+
+  void forward(const double* z, double* p, std::size_t rows, std::size_t n) const;
+  void forward(const float* z, float* p, std::size_t rows, std::size_t n) const;
+
+  // Vector-Jacobian product: v = dL/dp; writes grad_z = dL/dz and (if not null) grad_params = dL/dθ
+  // per row. p must be forward(z). The float version computes in double.
+  void backward(const double* z, const double* p, const double* v, double* grad_z,
+                double* grad_params, std::size_t rows, std::size_t n) const;
+  void backward(const float* z, const float* p, const float* v, float* grad_z,
+                double* grad_params, std::size_t rows, std::size_t n) const;
+
+ protected:
+  virtual void forward_row(const double* z, double* p, std::size_t n, Workspace& ws) const = 0;
+  // Default: widen the row to double, run the double kernel, narrow the result.
+  virtual void forward_row(const float* z, float* p, std::size_t n, Workspace& ws) const;
+  virtual void backward_row(const double* z, const double* p, const double* v, double* grad_z,
+                            double* grad_params, std::size_t n, Workspace& ws) const = 0;
+
+  // Softmax-family normalisers can split one long row across threads (fixed blocks, so results do
+  // not change); they override these and return true from splits_long_rows().
+  virtual bool splits_long_rows() const { return false; }
+  virtual void forward_long_row(const double* z, double* p, std::size_t n, Workspace& ws) const {
+    forward_row(z, p, n, ws);
+  }
+  virtual void forward_long_row(const float* z, float* p, std::size_t n, Workspace& ws) const {
+    forward_row(z, p, n, ws);
+  }
+
+ private:
+  template <class T>
+  void forward_any(const T* z, T* p, std::size_t rows, std::size_t n) const;
+
+  Spec spec_;
+};
+
+// Builds the normaliser of a parsed spec / of spec text (throws sharp::BadInput on a bad spec).
+std::unique_ptr<Normaliser> make_normaliser(const Spec& spec);
+std::unique_ptr<Normaliser> make_normaliser(std::string_view spec_text);
+
+// Entropy in nats of a probability row, 0 ln 0 = 0 (SPEC §1), accumulated in double.
+double entropy(const double* p, std::size_t n);
+double entropy(const float* p, std::size_t n);
+
+// The beta adaptive temperature uses for a row (SPEC §3), and the entropy at beta = 1 behind it.
+struct AdaptiveRowBeta {
+  double entropy;   // H of softmax(z) at beta = 1
+  double beta;      // adaptive_beta(entropy)
+};
+AdaptiveRowBeta adaptive_row_beta(const double* z, std::size_t n);
+AdaptiveRowBeta adaptive_row_beta(const float* z, std::size_t n);
+
+}  // namespace sharp::norm

@@ -1,0 +1,49 @@
+#pragma once
+// Vectorised softmax-family row kernels (SPEC §1, §3): the statistics of softmax(beta*z) in one pass
+// and p = softmax(beta*z) itself, for double and float rows, accumulating in double.
+//
+// A row is cut into fixed blocks of kSoftmaxBlock entries. Each block gets its own reference point
+// and the sums relative to it; blocks are merged in index order. The block partition does not depend on the
+// thread count, so the result is bit-identical whether the blocks of a long row run on 1 or many
+// threads (`parallel`). One pass over the row reads each logit once and computes one exp per logit:
+// the exp throughput, not memory, is the limit (see bench/normalisers.cpp).
+#include <cmath>
+#include <cstddef>
+#include <limits>
+
+#include "normalisers/workspace.hpp"
+
+namespace sharp::norm {
+
+inline constexpr std::size_t kSoftmaxBlock = 2048;   // entries per block (workspace slot 3 holds per-block results)
+
+// Statistics of softmax(beta*z) over one row or block (SPEC §3's streaming form), relative to a
+// reference point `shift` (the block kernel takes a cheap estimate of the max, so a block is read
+// once; it redoes the block with the exact max if that estimate is off by more than 512/beta):
+//   sum      = sum_k exp(beta (z_k - shift)),
+//   weighted = sum_k beta (z_k - shift) exp(beta (z_k - shift)),
+//   max      = max_k z_k over unmasked entries (>= shift).
+struct SoftmaxRowStats {
+  double shift = -std::numeric_limits<double>::infinity();
+  double sum = 0.0;
+  double weighted = 0.0;
+  double max = -std::numeric_limits<double>::infinity();
+
+  double log_sum_exp(double beta) const { return beta * shift + std::log(sum); }   // ln sum exp(beta z)
+  double entropy() const { return std::log(sum) - weighted / sum; }              // H(softmax(beta z))
+};
+
+// Appends `later` (the statistics of the entries after those of `acc`, same beta) to `acc`.
+void merge_softmax_stats(SoftmaxRowStats& acc, const SoftmaxRowStats& later, double beta);
+
+// One pass over the row, nothing stored. Throws sharp::NumericError (NaN, +inf, all masked).
+template <class T>
+SoftmaxRowStats softmax_row_statistics(const T* z, std::size_t n, double beta, bool parallel,
+                                       Workspace& ws);
+
+// p = softmax(beta*z) (masked entries get exactly 0) and the statistics of the row, so the entropy
+// of p comes for free. Throws sharp::NumericError like softmax_row_statistics.
+template <class T>
+SoftmaxRowStats softmax_row(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws);
+
+}  // namespace sharp::norm

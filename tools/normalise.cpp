@@ -1,0 +1,218 @@
+// sharp-normalise: a small Unix filter over the normaliser family (issue 3). Reads rows of
+// whitespace-separated logits (one distribution per line; -inf marks a masked entry), writes the
+// probabilities in the same layout with 17 significant digits, or with --entropy one line per row:
+// the entropy (nats) of the output and, for adaptive, the beta it used.
+// Bad input (a non-numeric token, NaN, +inf, an empty or fully masked row, a bad spec) gets one line
+// on stderr naming the line/column or the parameter, exit status 2, and nothing written: all input
+// is read and checked first, and --output goes through a temporary file renamed into place.
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/errors.hpp"
+#include "normalisers/normaliser.hpp"
+
+namespace {
+
+namespace po = boost::program_options;
+using sharp::BadInput;
+
+struct Rows {
+  std::vector<double> values;        // all rows back to back
+  std::vector<std::size_t> offsets;  // row r is values[offsets[r] .. offsets[r+1])
+  std::vector<std::size_t> lines;    // 1-based input line of row r
+};
+
+std::string read_all(std::istream& in) {
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Parses one token; "-inf" (any case, also "-infinity") is a masked entry.
+double parse_token(std::string_view token, std::size_t line, std::size_t column) {
+  double x = 0.0;
+  const char* first = token.data();
+  const char* last = token.data() + token.size();
+  if (first != last && *first == '+') ++first;
+  auto [ptr, ec] = std::from_chars(first, last, x);
+  const std::string where = "line " + std::to_string(line) + ", column " + std::to_string(column);
+  if (ec != std::errc() || ptr != last) {
+    throw BadInput(where + ": '" + std::string(token) + "' is not a number");
+  }
+  if (std::isnan(x)) throw BadInput(where + ": NaN logit (allowed: finite numbers, -inf for a masked entry)");
+  if (x == std::numeric_limits<double>::infinity()) {
+    throw BadInput(where + ": +inf logit (allowed: finite numbers, -inf for a masked entry)");
+  }
+  return x;
+}
+
+Rows parse_rows(const std::string& text) {
+  Rows rows;
+  rows.offsets.push_back(0);
+  std::size_t line = 0, pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view row(text.data() + pos, end - pos);
+    if (!row.empty() && row.back() == '\r') row.remove_suffix(1);
+    ++line;
+    std::size_t column = 0;
+    bool any_unmasked = false;
+    std::size_t i = 0;
+    while (i < row.size()) {
+      while (i < row.size() && std::isspace(static_cast<unsigned char>(row[i]))) ++i;
+      if (i == row.size()) break;
+      std::size_t j = i;
+      while (j < row.size() && !std::isspace(static_cast<unsigned char>(row[j]))) ++j;
+      const double x = parse_token(row.substr(i, j - i), line, ++column);
+      any_unmasked = any_unmasked || x > -std::numeric_limits<double>::infinity();
+      rows.values.push_back(x);
+      i = j;
+    }
+    if (column == 0) throw BadInput("line " + std::to_string(line) + ": empty row (expected logits)");
+    if (!any_unmasked) throw BadInput("line " + std::to_string(line) + ": every entry is masked (-inf)");
+    rows.offsets.push_back(rows.values.size());
+    rows.lines.push_back(line);
+    pos = end + 1;
+  }
+  return rows;
+}
+
+void append_number(std::string& out, double x) {
+  char buf[40];
+  auto res = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::general, 17);
+  out.append(buf, res.ptr);
+}
+
+// Runs the normaliser over maximal runs of consecutive rows of equal length (one batched call each,
+// so rows run in parallel), then formats the output.
+std::string normalise(const sharp::norm::Normaliser& nz, const Rows& rows, bool entropy_only) {
+  std::vector<double> p(rows.values.size());
+  const std::size_t count = rows.lines.size();
+  for (std::size_t r = 0; r < count;) {
+    const std::size_t n = rows.offsets[r + 1] - rows.offsets[r];
+    std::size_t end = r + 1;
+    while (end < count && rows.offsets[end + 1] - rows.offsets[end] == n) ++end;
+    try {
+      nz.forward(rows.values.data() + rows.offsets[r], p.data() + rows.offsets[r], end - r, n);
+    } catch (const sharp::NumericError& e) {
+      throw sharp::NumericError(std::string(e.what()) + " (the batch starts at input line " +
+                                std::to_string(rows.lines[r]) + ")");
+    }
+    r = end;
+  }
+  const bool adaptive = nz.spec().name == "adaptive";
+  std::string out;
+  out.reserve(rows.values.size() * 24);
+  for (std::size_t r = 0; r < count; ++r) {
+    const std::size_t first = rows.offsets[r], n = rows.offsets[r + 1] - first;
+    if (entropy_only) {
+      append_number(out, sharp::norm::entropy(p.data() + first, n));
+      if (adaptive) {
+        out += ' ';
+        append_number(out, sharp::norm::adaptive_row_beta(rows.values.data() + first, n).beta);
+      }
+    } else {
+      for (std::size_t i = 0; i < n; ++i) {
+        if (i) out += ' ';
+        append_number(out, p[first + i]);
+      }
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+// Writes `text` to `path` atomically: a temporary file in the same directory, renamed over `path`.
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string temp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot create '" + temp + "'");
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.flush();
+    if (!out) {
+      std::filesystem::remove(temp);
+      throw std::runtime_error("cannot write '" + temp + "'");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) {
+    std::filesystem::remove(temp);
+    throw std::runtime_error("cannot rename '" + temp + "' to '" + path + "': " + ec.message());
+  }
+}
+
+std::string names_list() {
+  std::string s;
+  for (const auto& n : sharp::norm::normaliser_names()) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string spec_text, input, output;
+  bool entropy_only = false;
+  po::options_description options(
+      "Usage: sharp-normalise --normaliser SPEC [--input FILE] [--output FILE] [--entropy]\n"
+      "Each input line is one row of whitespace-separated logits (-inf = masked entry).\n"
+      "Writes the probabilities, same layout, 17 significant digits.\n"
+      "SPEC: name[:key=value...] with name one of " + names_list() + ",\n"
+      "e.g. softmax:beta=2, ssmax:s=0.43, topk:k=3, entmax:alpha=1.25, asentmax:b=0.5:gamma=1,\n"
+      "stieltjes:q=4 (DESIGN.md, 'Normaliser specs').\nOptions");
+  options.add_options()
+      ("normaliser", po::value(&spec_text)->required(), "normaliser spec")
+      ("input", po::value(&input), "input file (default: stdin)")
+      ("output", po::value(&output), "output file (default: stdout); written atomically")
+      ("entropy", po::bool_switch(&entropy_only),
+       "write per row the entropy (nats) of the output instead, followed by the beta used for adaptive")
+      ("help", "this help");
+  try {
+    po::variables_map vm;
+    po::store(po::command_line_parser(argc, argv).options(options).run(), vm);
+    if (vm.count("help")) {
+      std::cout << options << "\n";
+      return 0;
+    }
+    po::notify(vm);
+    const auto nz = sharp::norm::make_normaliser(spec_text);
+
+    std::string text;
+    if (input.empty() || input == "-") {
+      text = read_all(std::cin);
+    } else {
+      std::ifstream in(input, std::ios::binary);
+      if (!in) throw BadInput("cannot open input file '" + input + "'");
+      text = read_all(in);
+    }
+    const std::string result = normalise(*nz, parse_rows(text), entropy_only);
+    if (output.empty() || output == "-") {
+      std::fwrite(result.data(), 1, result.size(), stdout);
+      if (std::fflush(stdout) != 0) throw std::runtime_error("cannot write to stdout");
+    } else {
+      write_file_atomically(output, result);
+    }
+    return 0;
+  } catch (const BadInput& e) {
+    std::cerr << "sharp-normalise: " << e.what() << "\n";
+    return 2;
+  } catch (const po::error& e) {
+    std::cerr << "sharp-normalise: " << e.what() << " (see --help)\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "sharp-normalise: " << e.what() << "\n";
+    return 1;
+  }
+}
