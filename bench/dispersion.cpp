@@ -1,6 +1,8 @@
 // Benchmarks of the dispersion pipeline (sharp-bounds): the whole per-row kernel for each logit law
-// at n = 2^24 with 1 and 2 threads, and its parts alone — the RNG, the logit generation, exp, and
-// the softmax-statistics pass — so a report can say which part limits the rate.
+// at n = 2^24 with 1 and 2 threads, one block's fused top pass per law, and the parts alone — the
+// RNG, the uniform draws split between lanes and scalar code, the stored logit generation, exp and
+// exp2, and SoftmaxStream (no longer used by the kernel; kept for comparison) — so a report can say
+// which part limits the rate.
 //   build/bin/sharp-bench-dispersion --benchmark_repetitions=3
 // Counters: logits/s (wall clock) and logits/s/core (per CPU-second of the process: robust on a
 // shared machine).
@@ -13,8 +15,10 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "dispersion/block_pass.hpp"
 #include "dispersion/dispersion_row.hpp"
 #include "dispersion/logit_laws.hpp"
+#include "dispersion/uniform_draws.hpp"
 #include "random/counter_rng.hpp"
 #include "stats/simd_exp.hpp"
 #include "stats/softmax_stream.hpp"
@@ -22,7 +26,7 @@
 namespace {
 
 using namespace sharp;
-constexpr std::size_t kChunk = 2048;  // the kernel's generation chunk (in L1)
+constexpr std::size_t kChunk = 2048;  // values per call in the parts' benchmarks (16 KiB: in L1)
 
 double process_cpu_seconds() {
   timespec t{};
@@ -70,6 +74,35 @@ void BM_NumpyPoint(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_NumpyPoint)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// One block (2^16 logits) of the fused top pass (SumsFromTop), δ/θ = 4: the kernel without the
+// row's threading, merging and second looks.
+void BM_BlockTopPass(benchmark::State& state) {
+  const auto law = static_cast<dispersion::LogitLaw>(state.range(0));
+  const double C = 4.0 * 1.4426950408889634;  // (δ/θ)·log2(e)
+  std::uint64_t first = 0;
+  run(state, static_cast<double>(dispersion::kDispersionBlock), [&] {
+    benchmark::DoNotOptimize(dispersion::block_pass(law, 9, C, dispersion::Pass{dispersion::PassKind::SumsFromTop},
+                                                    first, dispersion::kDispersionBlock));
+    first += dispersion::kDispersionBlock;
+  });
+  state.SetLabel(std::string(dispersion::logit_law_name(law)));
+}
+BENCHMARK(BM_BlockTopPass)->ArgName("law")->DenseRange(0, 3);
+
+// The uniform draws 1 + U of a sub-chunk, both halves in turn (in the kernel the scalar half
+// overlaps with the sums of the previous sub-chunk).
+void BM_UniformDraws(benchmark::State& state) {
+  alignas(64) double out[kChunk];
+  const dispersion::UniformDraws draws(7);
+  std::uint64_t first = 0;
+  run(state, kChunk, [&] {
+    draws.fill(first, kChunk, out);
+    benchmark::DoNotOptimize(out);
+    first += kChunk;
+  });
+}
+BENCHMARK(BM_UniformDraws);
 
 void BM_FillBits(benchmark::State& state) {
   std::vector<std::uint64_t> out(kChunk);
@@ -131,6 +164,19 @@ void BM_SimdExp(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_SimdExp);
+
+// 2^y, the kernel's weight (exact argument reduction), on the same data.
+void BM_SimdExp2(benchmark::State& state) {
+  using B = xsimd::batch<double>;
+  std::vector<double> in(kChunk), out(kChunk);
+  for (std::size_t i = 0; i < kChunk; ++i) in[i] = -4.0 * static_cast<double>(i) / kChunk;
+  run(state, kChunk, [&] {
+    for (std::size_t i = 0; i < kChunk; i += B::size)
+      stats::simd_exp2_in_range(B::load_unaligned(in.data() + i)).store_unaligned(out.data() + i);
+    benchmark::DoNotOptimize(out.data());
+  });
+}
+BENCHMARK(BM_SimdExp2);
 
 // The same with xsimd's own exp, for comparison.
 void BM_XsimdExp(benchmark::State& state) {

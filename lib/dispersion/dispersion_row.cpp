@@ -1,41 +1,53 @@
-// The per-row dispersion kernel: blocks of kDispersionBlock logits are generated in L1-sized
-// chunks and streamed through SoftmaxStream; OpenMP threads take whole blocks, and the block
-// statistics are merged in block order (never in completion order), so any thread count gives the
-// same bits.
+// The per-row dispersion kernel: OpenMP threads take whole blocks of kDispersionBlock logits, each
+// block is one fused pass (block_pass.hpp), and the block results are merged in block order (never
+// in completion order), so any thread count gives the same bits.
+//
+// Why the sums are taken relative to the top δ/θ and when they are redone: every law here lies in
+// [0, δ], so y = (z − δ/θ)·log2(e) ≤ 0 and 2^y cannot overflow; one pass gives s, t and the extremes
+// with no max pass first. The price is in the entropy H = ln s − ln 2·t/s: relative to the top,
+// t/s = t*/s* + y_max (t*, s* relative to the true max), so H carries an extra absolute error of
+// about ln 2·|y_max|·(relative error of s and t). For the laws here y_max is exactly 0 (one-hot,
+// two-point, gaussian once a logit clips) or about −δ/(θn) (uniform), so this costs nothing —
+// except in short or odd rows, where the max lies far below the top and H may be small (n = 1:
+// H = 0 exactly). When ln 2·|y_max| > H/64 the sums are redone relative to y_max (known by then):
+// one more pass, only there. Above δ/θ = 600 the weights could underflow, so the row takes the
+// two-pass path: extremes, then sums relative to y_max.
 #include "dispersion/dispersion_row.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <numbers>
 #include <string>
 #include <vector>
 
 #include "core/errors.hpp"
+#include "dispersion/block_pass.hpp"
 
 namespace sharp::dispersion {
 namespace {
 
-using stats::SoftmaxStream;
-
-constexpr std::size_t kChunk = 2048;            // logits generated at a time: 16 KiB, stays in L1
-constexpr std::uint64_t kGroupBlocks = 1024;    // block statistics held at once (bounded memory)
-static_assert(kChunk % SoftmaxStream::kSubChunk == 0 && kDispersionBlock % kChunk == 0);
+constexpr std::uint64_t kGroupBlocks = 1024;  // block results held at once (bounded memory)
+static_assert(kDispersionBlock % kSubChunk == 0);
 
 struct RowSpec {
   LogitLaw law;
   std::uint64_t n;
-  double spread;
-  double inv_theta;
   std::uint64_t key;
+  double top;  // δ/θ
+  double C;    // δ/θ·log2(e): the y of the bottom of the range is −C
 };
 
-void check_arguments(std::uint64_t n, double spread, double theta, int threads) {
+RowSpec checked_row(LogitLaw law, std::uint64_t n, double spread, double theta, std::uint64_t key, int threads) {
   if (n == 0) throw BadInput("n must be >= 1");
   if (!(spread >= 0.0) || !std::isfinite(spread))
     throw BadInput("spread must be finite and >= 0 (got " + std::to_string(spread) + ")");
   if (!(theta > 0.0) || !std::isfinite(theta))
     throw BadInput("theta must be finite and > 0 (got " + std::to_string(theta) + ")");
   if (threads < 1) throw BadInput("threads must be >= 1 (got " + std::to_string(threads) + ")");
+  const double top = spread / theta, C = top * std::numbers::log2e;
+  if (!std::isfinite(C)) throw BadInput("spread/theta is too large (" + std::to_string(top) + ")");
+  return {law, n, key, top, C};
 }
 
 std::uint64_t block_count(std::uint64_t n) { return (n - 1) / kDispersionBlock + 1; }
@@ -58,84 +70,79 @@ void for_blocks(std::uint64_t first, std::uint64_t count, int threads, Body&& bo
   if (failure) std::rethrow_exception(failure);
 }
 
-// Statistics of block b (logits [b·B, min(n, (b+1)·B)) ).
-SoftmaxStream block_stream(const RowSpec& row, std::uint64_t block) {
-  alignas(64) double z[kChunk];
-  SoftmaxStream stream;
-  const std::uint64_t begin = block * kDispersionBlock;
-  const std::uint64_t end = std::min(row.n, begin + kDispersionBlock);
-  for (std::uint64_t first = begin; first < end; first += kChunk) {
-    const auto m = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, end - first));
-    generate_scaled_logits(row.law, row.spread, row.n, row.key, first, row.inv_theta, z, m);
-    stream.add(z, m);
-  }
-  return stream;
-}
-
-SoftmaxStream row_stream(const RowSpec& row, int threads) {
+// One pass over the whole row, block results merged in block order.
+BlockResult row_pass(const RowSpec& row, const Pass& pass, int threads) {
   const std::uint64_t blocks = block_count(row.n);
-  std::vector<SoftmaxStream> part(static_cast<std::size_t>(std::min(blocks, kGroupBlocks)));
-  SoftmaxStream total;
-  for (std::uint64_t group = 0; group < blocks; group += kGroupBlocks) {
-    const std::uint64_t count = std::min(kGroupBlocks, blocks - group);
-    for_blocks(group, count, threads, [&](std::uint64_t b) { part[b - group] = block_stream(row, b); });
-    for (std::uint64_t j = 0; j < count; ++j) total.merge(part[j]);
-  }
-  return total;
-}
-
-// Logits of the row outside [z_low, z_high] (integer counts: any order is exact).
-std::uint64_t count_z_outside(const RowSpec& row, double z_low, double z_high, int threads) {
-  const std::uint64_t blocks = block_count(row.n);
-  std::vector<std::uint64_t> part(static_cast<std::size_t>(std::min(blocks, kGroupBlocks)));
-  std::uint64_t total = 0;
+  std::vector<BlockResult> part(static_cast<std::size_t>(std::min(blocks, kGroupBlocks)));
+  BlockResult total;
   for (std::uint64_t group = 0; group < blocks; group += kGroupBlocks) {
     const std::uint64_t count = std::min(kGroupBlocks, blocks - group);
     for_blocks(group, count, threads, [&](std::uint64_t b) {
-      alignas(64) double z[kChunk];
-      const std::uint64_t begin = b * kDispersionBlock;
-      const std::uint64_t end = std::min(row.n, begin + kDispersionBlock);
-      std::uint64_t outside = 0;
-      for (std::uint64_t first = begin; first < end; first += kChunk) {
-        const auto m = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, end - first));
-        generate_scaled_logits(row.law, row.spread, row.n, row.key, first, row.inv_theta, z, m);
-        for (std::size_t j = 0; j < m; ++j) outside += (z[j] > z_high) | (z[j] < z_low);
-      }
-      part[b - group] = outside;
+      const std::uint64_t first = b * kDispersionBlock;
+      part[b - group] = block_pass(row.law, row.key, row.C, pass, first, std::min(kDispersionBlock, row.n - first));
     });
-    for (std::uint64_t j = 0; j < count; ++j) total += part[j];
+    for (std::uint64_t j = 0; j < count; ++j) total.merge(part[j]);
   }
   return total;
 }
 
 }  // namespace
 
-SoftmaxStream dispersion_stream(LogitLaw law, std::uint64_t n, double spread, double theta, std::uint64_t key,
-                                int threads) {
-  check_arguments(n, spread, theta, threads);
-  return row_stream(RowSpec{law, n, spread, 1.0 / theta, key}, threads);
+double RowStatistics::alpha_max() const { return std::exp2(y_max - shift) / sum.total(); }
+double RowStatistics::alpha_min() const { return std::exp2(y_min - shift) / sum.total(); }
+double RowStatistics::entropy() const {
+  const double s = sum.total();
+  return std::log(s) - std::numbers::ln2 * weighted.total() / s;
+}
+
+RowStatistics row_statistics(LogitLaw law, std::uint64_t n, double spread, double theta, std::uint64_t key,
+                             int threads) {
+  const RowSpec row = checked_row(law, n, spread, theta, key, threads);
+  RowStatistics r{};
+  r.top = row.top;
+  if (row.top <= kMaxTopRelativeSpread) {
+    const BlockResult from_top = row_pass(row, Pass{PassKind::SumsFromTop}, threads);
+    r.y_min = from_top.y_min;
+    r.y_max = from_top.y_max;
+    r.shift = 0.0;
+    r.sum = from_top.sum;
+    r.weighted = from_top.weighted;
+    // The top is close enough to the max (see above).
+    if (std::numbers::ln2 * std::fabs(r.y_max) <= r.entropy() / 64) return r;
+  } else {
+    const BlockResult extremes = row_pass(row, Pass{PassKind::Extremes}, threads);
+    r.y_min = extremes.y_min;
+    r.y_max = extremes.y_max;
+  }
+  const BlockResult from_max = row_pass(row, Pass{PassKind::SumsFromShift, r.y_max}, threads);
+  r.shift = r.y_max;
+  r.sum = from_max.sum;
+  r.weighted = from_max.weighted;
+  return r;
 }
 
 std::uint64_t count_outside(LogitLaw law, std::uint64_t n, double spread, double theta, std::uint64_t key,
-                            int threads, const SoftmaxStream& stream, double lower, double upper) {
-  check_arguments(n, spread, theta, threads);
-  // α_k = exp(z_k − max)/s lies outside [lower, upper] exactly when z_k lies outside these.
-  const double s = stream.total_sum();
-  const double z_low = stream.max + std::log(s * lower);
-  const double z_high = stream.max + std::log(s * upper);
-  if (!(stream.max > z_high || stream.min < z_low)) return 0;  // the extremes are inside
-  return count_z_outside(RowSpec{law, n, spread, 1.0 / theta, key}, z_low, z_high, threads);
+                            int threads, const RowStatistics& stats, double lower, double upper) {
+  const RowSpec row = checked_row(law, n, spread, theta, key, threads);
+  // α_k = 2^(y_k − r)/s lies outside [lower, upper] exactly when y_k lies outside these.
+  const double s = stats.sum.total();
+  const double y_low = stats.shift + std::log2(s * lower);
+  const double y_high = stats.shift + std::log2(s * upper);
+  if (!(stats.y_max > y_high || stats.y_min < y_low)) return 0;  // the extremes are inside
+  Pass pass{PassKind::CountOutside};
+  pass.low = y_low;
+  pass.high = y_high;
+  return row_pass(row, pass, threads).outside;
 }
 
 DispersionRow dispersion_row(LogitLaw law, std::uint64_t n, double spread, double theta, std::uint64_t key,
                              int threads) {
-  const SoftmaxStream stream = dispersion_stream(law, n, spread, theta, key, threads);
-  const double s = stream.total_sum();
+  const RowStatistics stats = row_statistics(law, n, spread, theta, key, threads);
   DispersionRow result{};
-  result.alpha_max = 1.0 / s;  // exp(max − max)/s
-  result.alpha_min = std::exp(stream.min - stream.max) / s;
-  result.entropy = stream.entropy();
-  result.violations = count_outside(law, n, spread, theta, key, threads, stream,
+  result.alpha_max = stats.alpha_max();
+  result.alpha_min = stats.alpha_min();
+  result.entropy = stats.entropy();
+  result.violations = count_outside(law, n, spread, theta, key, threads, stats,
                                     bound_lower(n, spread, theta) * (1.0 - kViolationTolerance),
                                     bound_upper(n, spread, theta) * (1.0 + kViolationTolerance));
   return result;

@@ -3,9 +3,9 @@
 // softmax_θ without being stored, and the row's extreme coefficients, entropy and bound violations.
 #include <cstdint>
 
+#include "dispersion/compensated_sum.hpp"
 #include "dispersion/dispersion_bounds.hpp"
 #include "dispersion/logit_laws.hpp"
-#include "stats/softmax_stream.hpp"
 
 namespace sharp::dispersion {
 
@@ -25,25 +25,44 @@ struct DispersionRow {
 // definition (the blocks' statistics merge in block order), not tuning knobs of one run.
 inline constexpr std::uint64_t kDispersionBlock = std::uint64_t{1} << 16;
 
-// Streams the n logits of one row (never stored: O(chunk) memory per thread) through softmax_θ,
-// z = e·(1/θ). `threads` OpenMP threads share the row; block statistics are merged in block order,
-// so the result is bit-identical for any `threads`. Memory stays bounded for any n (block
-// statistics are held for at most 1024 blocks at a time).
-// Violations: the extremes are checked first; only if one violates, a second pass regenerates the
-// row (counter-based, so the same logits) and counts every violating coefficient. Both tests are
-// done on z: α_k > U' ⇔ z_k > max z + ln(s·U'), with s = Σ exp(z − max z).
+// The softmax statistics of a row, in base-2 units relative to the top of the logits' range:
+// y = (z − top)·log2(e) for the logits z = e/θ and top = δ/θ, so every y lies in [−top·log2(e), 0]
+// (logit_lanes.hpp says how each law forms y). With the reference r = `shift`, s = Σ 2^(y − r) and
+// t = Σ (y − r)·2^(y − r), so softmax_θ(e)_k = 2^(y_k − r)/s and H = ln s − ln 2·t/s for any r.
+// r is 0, the top (one pass, no max needed first), unless that would cost accuracy; then the sums
+// are redone with r = y_max (see dispersion_row.cpp).
+struct RowStatistics {
+  double top;     // δ/θ
+  double y_min;   // extremes of y
+  double y_max;
+  double shift;   // r: 0 or y_max
+  CompensatedSum sum;       // s
+  CompensatedSum weighted;  // t (≤ 0)
+
+  double alpha_max() const;  // 2^(y_max − r)/s
+  double alpha_min() const;  // 2^(y_min − r)/s
+  double entropy() const;    // ln s − ln 2·t/s, nats
+};
+
+// Streams the n logits of one row (never stored: O(1) memory per thread) through softmax_θ.
+// `threads` OpenMP threads share the row; block results are merged in block order, so the result is
+// bit-identical for any `threads`. Memory stays bounded for any n (block results are held for at
+// most 1024 blocks at a time).
+// Violations: the extremes are checked first; only if one violates, another pass regenerates the
+// row (counter-based, so the same logits) and counts every violating coefficient, on y:
+// α_k > U' ⇔ y_k > r + log2(s·U').
 // Throws sharp::BadInput for n == 0, spread < 0 or not finite, theta <= 0 or not finite, threads < 1.
 DispersionRow dispersion_row(LogitLaw law, std::uint64_t n, double spread, double theta, std::uint64_t key,
                              int threads);
 
-// The softmax statistics of the whole row (max and min of z, s, t): what dispersion_row summarises.
-stats::SoftmaxStream dispersion_stream(LogitLaw law, std::uint64_t n, double spread, double theta,
-                                       std::uint64_t key, int threads);
+// The statistics that dispersion_row summarises.
+RowStatistics row_statistics(LogitLaw law, std::uint64_t n, double spread, double theta, std::uint64_t key,
+                             int threads);
 
 // How many coefficients of the row lie outside [lower, upper], given the row's statistics `row`
-// (from dispersion_stream with the same arguments): one more pass that regenerates the logits and
-// compares each z with max z + ln(s·bound).
+// (from row_statistics with the same arguments): one more pass that regenerates the logits and
+// compares each y with r + log2(s·bound) — only when the extremes show that some coefficient is outside.
 std::uint64_t count_outside(LogitLaw law, std::uint64_t n, double spread, double theta, std::uint64_t key,
-                            int threads, const stats::SoftmaxStream& row, double lower, double upper);
+                            int threads, const RowStatistics& row, double lower, double upper);
 
 }  // namespace sharp::dispersion

@@ -29,7 +29,8 @@ void generate_logits(LogitLaw law, double spread, std::uint64_t n, std::uint64_t
                      double* out, std::size_t count);
 
 // out[j] = e_{first+j} · scale: bit-identical to generate_logits followed by a multiplication,
-// in one pass (the dispersion kernel's z = e·(1/θ)).
+// in one pass (z = e·(1/θ)). The dispersion kernel does not store logits: it makes the same laws
+// on SIMD lanes in registers (logit_lanes.hpp; tested against this form).
 void generate_scaled_logits(LogitLaw law, double spread, std::uint64_t n, std::uint64_t key, std::uint64_t first,
                             double scale, double* out, std::size_t count);
 

@@ -130,7 +130,7 @@ class Runs(ResultDirCase):
             self.assertSameData(x, y)
 
     def test_sigkill_halfway_then_rerun_equals_an_uninterrupted_run(self):
-        grid = ["--n", "2^22", "--spread", ",".join(str(s) for s in range(1, 41)), "--trials", "2",
+        grid = ["--n", "2^23", "--spread", ",".join(str(s) for s in range(1, 41)), "--trials", "2",
                 "--threads", "1"]
         ref, out = self.path("ref.h5"), self.path("killed.h5")
         run("sharp-bounds", *grid, "--out", ref, "--quiet", check=0)

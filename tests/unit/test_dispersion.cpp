@@ -1,6 +1,8 @@
-// The dispersion kernel (SPEC §2 item 1): logit laws, the streamed row statistics against a direct
-// computation that holds every logit, thread-count independence, the one-hot worst case up to
-// n = 2^30 with bounded memory, the lemma's bounds and their closed forms.
+// The dispersion kernel (SPEC §2 item 1): logit laws, their SIMD-lane form against the stored form,
+// the split uniform draws against the RNG, the pipelined uniform pass against the plain one, the
+// streamed row statistics against a direct computation that holds every logit (also on the
+// two-pass path above δ/θ = 600), thread-count independence, the one-hot worst case up to n = 2^30
+// with bounded memory, the lemma's bounds and their closed forms.
 #include <gtest/gtest.h>
 
 #include <sys/resource.h>
@@ -9,14 +11,20 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <numbers>
 #include <vector>
 
 #include "core/errors.hpp"
+#include "dispersion/block_pass.hpp"
 #include "dispersion/dispersion_row.hpp"
+#include "dispersion/logit_lanes.hpp"
+#include "dispersion/uniform_draws.hpp"
+#include "random/counter_rng.hpp"
 
 namespace {
 
 using namespace sharp::dispersion;
+namespace lanes = sharp::dispersion::lanes;
 const std::vector<LogitLaw> kLaws{LogitLaw::Uniform, LogitLaw::OneHot, LogitLaw::TwoPoint, LogitLaw::Gaussian};
 
 double rel_err(long double got, long double want) {
@@ -135,6 +143,132 @@ TEST(LogitLaws, BadArgumentsThrow) {
   EXPECT_THROW(generate_logits(LogitLaw::Uniform, 1.0, 0, 0, 0, out, 0), sharp::BadInput);
 }
 
+// The y values of a lane generator from index `first` on, in index order (count a multiple of kStep).
+template <class Gen>
+std::vector<double> lane_values(std::uint64_t key, double C, std::uint64_t first, std::size_t count) {
+  Gen gen(key, C, first);
+  std::vector<double> y(count);
+  for (std::size_t done = 0; done < count; done += Gen::kStep) {
+    std::size_t slot = 0;
+    const auto keep = [&](const lanes::B& batch) {
+      alignas(64) double lane[lanes::W];
+      batch.store_aligned(lane);
+      for (std::size_t l = 0; l < lanes::W; ++l) y[done + Gen::offset(slot + l)] = lane[l];
+      slot += lanes::W;
+    };
+    if (done == 0) {
+      gen.first_step(keep);
+    } else {
+      gen.step(keep);
+    }
+  }
+  return y;
+}
+
+TEST(DispersionLanes, EqualTheStoredLawUpToRoundingInBase2Units) {
+  const double spread = 3.0, theta = 0.7, top = spread / theta, C = top * std::numbers::log2e;
+  const std::uint64_t n = std::uint64_t{1} << 40;  // any row length: only the indices matter
+  for (std::uint64_t first : {std::uint64_t{0}, std::uint64_t{1024}, std::uint64_t{1} << 33}) {
+    const std::size_t count = 4096;
+    std::vector<double> z(count);
+    for (LogitLaw law : kLaws) {
+      generate_scaled_logits(law, spread, n, 17, first, 1.0 / theta, z.data(), count);
+      std::vector<double> y;
+      switch (law) {
+        case LogitLaw::Uniform: y = lane_values<lanes::UniformLanes>(17, C, first, count); break;
+        case LogitLaw::OneHot: y = lane_values<lanes::OneHotLanes>(17, C, first, count); break;
+        case LogitLaw::TwoPoint: y = lane_values<lanes::TwoPointLanes>(17, C, first, count); break;
+        case LogitLaw::Gaussian: y = lane_values<lanes::GaussianLanes>(17, C, first, count); break;
+      }
+      for (std::size_t j = 0; j < count; ++j) {
+        ASSERT_LE(y[j], 0.0) << logit_law_name(law) << " " << first + j;
+        ASSERT_GE(y[j], -C) << logit_law_name(law) << " " << first + j;
+        // z = top + y·ln 2, each side rounded a few times: compare on the scale of the range.
+        ASSERT_NEAR(top + y[j] * std::numbers::ln2, z[j], 8e-16 * top) << logit_law_name(law) << " " << first + j;
+        if (law == LogitLaw::OneHot || law == LogitLaw::TwoPoint) {
+          ASSERT_TRUE(y[j] == 0.0 || y[j] == -C) << first + j;  // exactly the two values
+        }
+      }
+    }
+  }
+}
+
+TEST(DispersionUniformDraws, AreOnePlusTheRngUniformsBitForBit) {
+  const UniformDraws draws(23);
+  for (std::uint64_t first : {std::uint64_t{0}, std::uint64_t{8}, std::uint64_t{65536}, (std::uint64_t{1} << 41) + 64}) {
+    const std::size_t count = 2048;
+    std::vector<double> got(count), want(count);
+    draws.fill(first, count, got.data());
+    sharp::rng::fill_uniform(23, first, want.data(), count);
+    for (std::size_t j = 0; j < count; ++j) ASSERT_EQ(got[j], 1.0 + want[j]) << first + j;
+    // The two halves alone write only their own slots.
+    std::vector<double> lanes_only(count, -1.0);
+    draws.fill_lanes(first, count, lanes_only.data());
+    for (std::size_t j = 0; j < count; ++j) {
+      const bool lane_slot = j % UniformDraws::kGroup < UniformDraws::W;
+      ASSERT_EQ(lanes_only[j], lane_slot ? got[j] : -1.0) << j;
+    }
+  }
+}
+
+TEST(DispersionBlockPass, PipelinedUniformTopPassEqualsThePlainLoopBitForBit) {
+  // SumsFromShift with shift 0 takes the plain loop over the same y and the same 2^y (inside the
+  // range, the bounded exp2 equals the unchecked one), in the same order: the sums must be identical.
+  const double C = 6.5 * std::numbers::log2e;
+  for (std::uint64_t count : {std::uint64_t{1024}, std::uint64_t{3 * 1024 + 517}, kDispersionBlock}) {
+    const BlockResult top = block_pass(LogitLaw::Uniform, 5, C, Pass{PassKind::SumsFromTop}, 2 * kDispersionBlock, count);
+    const BlockResult plain =
+        block_pass(LogitLaw::Uniform, 5, C, Pass{PassKind::SumsFromShift, 0.0}, 2 * kDispersionBlock, count);
+    const BlockResult ext = block_pass(LogitLaw::Uniform, 5, C, Pass{PassKind::Extremes}, 2 * kDispersionBlock, count);
+    EXPECT_EQ(top.sum.sum, plain.sum.sum) << count;
+    EXPECT_EQ(top.sum.comp, plain.sum.comp) << count;
+    EXPECT_EQ(top.weighted.sum, plain.weighted.sum) << count;
+    EXPECT_EQ(top.weighted.comp, plain.weighted.comp) << count;
+    EXPECT_EQ(top.y_min, ext.y_min) << count;
+    EXPECT_EQ(top.y_max, ext.y_max) << count;
+  }
+}
+
+TEST(DispersionRow, AboveSpread600TheTwoPassPathMatchesADirectComputation) {
+  // δ/θ = 650: weights down to e^−650 are still normal doubles. δ/θ = 2000: those below 2^−1021
+  // of the largest are flushed to 0 (negligible), so α_min underflows and is not compared.
+  for (LogitLaw law : kLaws) {
+    for (double spread : {650.0, 2000.0}) {
+      for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t{2}, std::uint64_t{1000}, std::uint64_t{70001}}) {
+        SCOPED_TRACE(testing::Message() << logit_law_name(law) << " n=" << n << " spread=" << spread);
+        const RowStatistics stats = row_statistics(law, n, spread, 1.0, 31, 2);
+        EXPECT_EQ(stats.shift, stats.y_max);  // relative to the max
+        const DispersionRow row = dispersion_row(law, n, spread, 1.0, 31, 2);
+        const Direct want = direct(all_logits(law, n, spread, 31), 1.0);
+        EXPECT_LT(rel_err(row.alpha_max, want.alpha_max), 1e-12);
+        if (spread < 700) {
+          EXPECT_LT(rel_err(row.alpha_min, want.alpha_min), 1e-12);
+        }
+        if (want.entropy > 1e-300) {
+          EXPECT_LT(std::fabs(row.entropy - static_cast<double>(want.entropy)), 1e-12 * static_cast<double>(want.entropy));
+        } else {
+          EXPECT_LE(row.entropy, 1e-300);
+        }
+        EXPECT_EQ(row.violations, 0u);
+      }
+    }
+  }
+}
+
+TEST(DispersionRow, SumsStayRelativeToTheTopExceptWhereThatCostsAccuracy) {
+  // Long rows: the max is at (or within δ/(θn) of) the top, one pass suffices.
+  for (LogitLaw law : kLaws) {
+    const RowStatistics stats = row_statistics(law, 200000, 4.0, 1.0, 3, 1);
+    EXPECT_EQ(stats.shift, 0.0) << logit_law_name(law);
+  }
+  // One logit below the top: H = 0 must come out exactly, so the sums are redone from the max.
+  const RowStatistics single = row_statistics(LogitLaw::Gaussian, 1, 4.0, 1.0, 3, 1);
+  EXPECT_LT(single.y_max, 0.0);
+  EXPECT_EQ(single.shift, single.y_max);
+  EXPECT_EQ(single.entropy(), 0.0);
+  EXPECT_EQ(single.alpha_max(), 1.0);
+}
+
 TEST(DispersionRow, EveryLawMatchesADirectComputation) {
   const std::vector<std::uint64_t> sizes{1, 2, 3, 5, 100, 1000, 4099, 70000, 200003};
   for (LogitLaw law : kLaws) {
@@ -166,8 +300,8 @@ TEST(DispersionRow, OneAndTwoThreadsGiveIdenticalBits) {
       EXPECT_EQ(one.alpha_min, two.alpha_min) << logit_law_name(law) << " " << n;
       EXPECT_EQ(one.entropy, two.entropy) << logit_law_name(law) << " " << n;
       EXPECT_EQ(one.violations, two.violations);
-      const auto s1 = dispersion_stream(law, n, 5.0, 0.7, 1234, 1);
-      const auto s3 = dispersion_stream(law, n, 5.0, 0.7, 1234, 3);
+      const auto s1 = row_statistics(law, n, 5.0, 0.7, 1234, 1);
+      const auto s3 = row_statistics(law, n, 5.0, 0.7, 1234, 3);
       EXPECT_EQ(std::memcmp(&s1, &s3, sizeof(s1)), 0) << logit_law_name(law) << " " << n;
     }
   }
@@ -216,21 +350,21 @@ TEST(DispersionRow, CountOutsideAgreesWithADirectCount) {
   const std::uint64_t n = 150001;
   const double spread = 3.0, theta = 0.8;
   for (LogitLaw law : {LogitLaw::Uniform, LogitLaw::Gaussian, LogitLaw::TwoPoint}) {
-    const auto stream = dispersion_stream(law, n, spread, theta, 8, 2);
+    const auto stats = row_statistics(law, n, spread, theta, 8, 2);
     const auto e = all_logits(law, n, spread, 8);
+    const long double z_max = static_cast<long double>(*std::max_element(e.begin(), e.end())) / theta;
     const Direct d = direct(e, theta);
     // A band around the middle coefficient: many coefficients fall outside it on both sides.
     const double mid = std::sqrt(static_cast<double>(d.alpha_max * d.alpha_min));
     const double lower = mid * 0.8, upper = mid * 1.25;
     std::uint64_t want = 0;
     for (double v : e) {
-      const long double alpha = std::exp(static_cast<long double>(v) / theta - static_cast<long double>(stream.max)) *
-                                d.alpha_max;
+      const long double alpha = std::exp(static_cast<long double>(v) / theta - z_max) * d.alpha_max;
       want += alpha < lower || alpha > upper;
     }
     EXPECT_GT(want, 0u);
-    EXPECT_EQ(count_outside(law, n, spread, theta, 8, 2, stream, lower, upper), want) << logit_law_name(law);
-    EXPECT_EQ(count_outside(law, n, spread, theta, 8, 1, stream, lower, upper), want) << logit_law_name(law);
+    EXPECT_EQ(count_outside(law, n, spread, theta, 8, 2, stats, lower, upper), want) << logit_law_name(law);
+    EXPECT_EQ(count_outside(law, n, spread, theta, 8, 1, stats, lower, upper), want) << logit_law_name(law);
   }
 }
 
