@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "dispersion/compensated_sum.hpp"
+#include "core/compensated_sum.hpp"
 #include "dispersion/logit_laws.hpp"
 
 namespace sharp::dispersion {

@@ -3,7 +3,7 @@
 // softmax_θ without being stored, and the row's extreme coefficients, entropy and bound violations.
 #include <cstdint>
 
-#include "dispersion/compensated_sum.hpp"
+#include "core/compensated_sum.hpp"
 #include "dispersion/dispersion_bounds.hpp"
 #include "dispersion/logit_laws.hpp"
 

@@ -3,28 +3,16 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/compensated_sum.hpp"
+
 namespace sharp::entropy {
-namespace {
-
-// Neumaier-compensated sum: the finite differences of H difference two nearly equal sums, so
-// their rounding (n·eps for naive summation) must stay far below the step's effect.
-struct CompensatedSum {
-  double sum = 0, carry = 0;
-  void add(double x) {
-    const double t = sum + x;
-    carry += std::abs(sum) >= std::abs(x) ? (sum - t) + x : (x - t) + sum;
-    sum = t;
-  }
-  double value() const { return sum + carry; }
-};
-
-}  // namespace
 
 EntropyAndVariance softmax_entropy_and_variance(const double* e, std::size_t n, double beta) {
   const double e_max = *std::max_element(e, e + n);
   // Weights w_j = exp(β(e_j − e_max)) ∈ (0, 1]; the c maxima contribute exactly 1 each and the
   // rest sum to r, so ln s = ln c + log1p(r/c) keeps full relative precision when r is tiny (a
-  // sharp row, where H itself is tiny).
+  // sharp row, where H itself is tiny). The sums are compensated: finite differences of H take
+  // the difference of two nearly equal sums, and naive rounding (n·eps) would swamp it.
   double c = 0;
   CompensatedSum r_sum, gap_sum, d_sum;
   for (std::size_t j = 0; j < n; ++j) {
@@ -38,8 +26,8 @@ EntropyAndVariance softmax_entropy_and_variance(const double* e, std::size_t n, 
     gap_sum.add(w * beta * d);
     d_sum.add(w * d);
   }
-  const double r = r_sum.value(), gap = gap_sum.value(), s = c + r;
-  const double mean_d = d_sum.value() / s;
+  const double r = r_sum.total(), gap = gap_sum.total(), s = c + r;
+  const double mean_d = d_sum.total() / s;
   CompensatedSum var;
   for (std::size_t j = 0; j < n; ++j) {
     const double d = e_max - e[j];
@@ -47,7 +35,7 @@ EntropyAndVariance softmax_entropy_and_variance(const double* e, std::size_t n, 
     var.add(std::exp(-beta * d) * dev * dev);
   }
   const double excess = std::log1p(r / c) + gap / s;
-  return {std::log(c) + excess, excess, var.value() / s};
+  return {std::log(c) + excess, excess, var.total() / s};
 }
 
 EntropyCurve entropy_temperature_curve(const std::vector<double>& e, const std::vector<double>& betas, int threads) {

@@ -1,10 +1,11 @@
 #pragma once
 // Neumaier's compensated sum: `sum + comp` carries the exact sum of the added values to O(eps²)
-// per step, so a long sequence of additions (one per sub-chunk of a 2^30 row) keeps a relative
+// per step, so a long sequence of additions (one per sub-chunk of a 2^30 row, or a finite
+// difference of two nearly equal sums) keeps a relative
 // error of a few ulp instead of growing like n·eps.
 #include <cmath>
 
-namespace sharp::dispersion {
+namespace sharp {
 
 struct CompensatedSum {
   double sum = 0.0;
@@ -23,4 +24,4 @@ struct CompensatedSum {
   double total() const { return sum + comp; }
 };
 
-}  // namespace sharp::dispersion
+}  // namespace sharp
