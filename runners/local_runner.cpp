@@ -135,15 +135,18 @@ PartsSurvey survey_parts(const Grid& grid, const std::string& parts_dir) {
   return plan;
 }
 
+// The shard of every grid point under --shard I/N (all 0 without it).
+std::vector<int> shard_owners(const Experiment& e, const Grid& grid, const RunOptions& o) {
+  if (!o.shard) return std::vector<int>(grid.size(), 0);
+  std::vector<double> costs;
+  for (const Point& p : grid.points()) costs.push_back(e.estimated_cost(p));
+  return assign_shards(costs, o.shard->count);
+}
+
 void print_dry_run(const Experiment& e, const Grid& grid, const RunOptions& o) {
   std::printf("sharp-%s: %zu points, fingerprint %s, output %s\n", e.name().c_str(), grid.size(),
               grid.fingerprint().c_str(), o.out.c_str());
-  std::vector<int> shard;
-  if (o.shard) {
-    std::vector<double> costs;
-    for (const Point& p : grid.points()) costs.push_back(e.estimated_cost(p));
-    shard = assign_shards(costs, o.shard->count);
-  }
+  const std::vector<int> shard = shard_owners(e, grid, o);
   for (const Point& p : grid.points()) {
     if (o.shard && shard[p.index] != o.shard->index) continue;
     std::printf("%6zu  %s  cost %-10.3g %s\n", p.index, p.id.c_str(), e.estimated_cost(p), p.describe().c_str());
@@ -221,12 +224,7 @@ RunPlan plan_run(const Experiment& experiment, const Grid& grid, const RunOption
 
   const PartsSurvey survey = survey_parts(grid, parts_dir);
   plan.resumed = survey.n_complete;
-  std::vector<int> shard_of(grid.size(), 0);
-  if (options.shard) {
-    std::vector<double> costs;
-    for (const Point& p : grid.points()) costs.push_back(experiment.estimated_cost(p));
-    shard_of = assign_shards(costs, options.shard->count);
-  }
+  const std::vector<int> shard_of = shard_owners(experiment, grid, options);
   const int my_shard = options.shard ? options.shard->index : 0;
 
   if (options.status) {
@@ -271,9 +269,7 @@ int finish_run(const Experiment& experiment, const Grid& grid, const RunOptions&
   const std::string parts_dir = options.out + ".parts";
   const std::string prog = "sharp-" + experiment.name();
   if (options.shard) {
-    std::vector<double> costs;
-    for (const Point& p : grid.points()) costs.push_back(experiment.estimated_cost(p));
-    const std::vector<int> shard_of = assign_shards(costs, options.shard->count);
+    const std::vector<int> shard_of = shard_owners(experiment, grid, options);
     const PartsSurvey after = survey_parts(grid, parts_dir);
     std::size_t missing = 0;
     for (const Point& p : grid.points()) missing += (shard_of[p.index] == options.shard->index && !after.complete[p.index]);
