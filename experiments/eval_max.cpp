@@ -1,0 +1,241 @@
+// sharp-eval-max — SPEC §4, the trained-head experiment, evaluation half: a trained max-retrieval
+// model (one value of the checkpoint axis) on `samples` fresh sets of n items, with several head
+// normalisers on the same samples (paired: they share the item-MLP pass). Items stream through the
+// model in chunks (lib/max_retrieval/streaming_eval.hpp), so n = 2^20 needs memory O(chunk).
+// Records per normaliser: accuracy with a Wilson 95% interval, mean head entropy, mean weight on
+// the true maximum, mean β; per-sample correctness (for McNemar) and attention maps under /arrays.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/errors.hpp"
+#include "max_retrieval/accuracy.hpp"
+#include "max_retrieval/checkpoint_flags.hpp"
+#include "max_retrieval/model_file.hpp"
+#include "max_retrieval/streaming_eval.hpp"
+#include "normalisers/spec.hpp"
+#include "runners/main.hpp"
+
+namespace sharp {
+
+using runner::Point;
+using runner::Record;
+
+namespace {
+
+constexpr char kListSeparator = max_retrieval::kInPointListSeparator;   // normalisers evaluated inside one point
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::string item;
+  for (char c : text) {
+    if (c == sep) {
+      out.push_back(item);
+      item.clear();
+    } else if (c != ' ') {
+      item += c;
+    }
+  }
+  out.push_back(item);
+  return out;
+}
+
+// The normalisers of a point: the spec text as given (it names the metrics, e.g. accuracy.adaptive)
+// and the parsed spec. Repeats (also in another spelling, softmax vs softmax:beta=1) are errors.
+struct NamedSpec {
+  std::string name;
+  norm::Spec spec;
+};
+
+std::vector<NamedSpec> parse_normaliser_list(const std::string& text) {
+  std::vector<NamedSpec> specs;
+  std::set<std::string> seen;
+  for (const std::string& item : split(text, kListSeparator)) {
+    if (item.empty()) throw BadInput("empty normaliser in '" + text + "'");
+    specs.push_back({item, norm::parse_spec(item)});
+    if (!seen.insert(norm::format_spec(specs.back().spec)).second)
+      throw BadInput("normaliser '" + item + "' is repeated");
+  }
+  return specs;
+}
+
+}  // namespace
+
+class EvalMaxExperiment final : public runner::Experiment {
+public:
+  std::string name() const override { return "eval-max"; }
+  std::string summary() const override {
+    return "Max retrieval, evaluation (SPEC 4). Evaluates a trained model (--checkpoint FILE.h5 from sharp-train-max: "
+           "every model in the file is one value of the checkpoint axis; FILE.h5#ID picks one) on `samples` fresh "
+           "sets of n items, for every normaliser of --normaliser on the same samples (a list, comma- or "
+           "plus-separated, evaluated inside each point). Items stream in chunks, so memory is O(chunk) for the "
+           "softmax family (softmax, ssmax, adaptive); other normalisers keep the n logits of a set. Metrics per "
+           "normaliser X: accuracy.X with ci_low.X/ci_high.X (Wilson 95%), entropy.X, weight_on_max.X, beta.X; "
+           "arrays: correct.X, entropy.X, beta.X per sample, map.X [map_samples, map_items], labels.";
+  }
+  std::vector<runner::ParamSpec> parameters() const override {
+    runner::ParamSpec checkpoint =
+        runner::text_param("checkpoint", "results/train-max.h5", "trained models (a sharp-train-max result file)", {});
+    checkpoint.allowed = "FILE.h5 (every model in it) or FILE.h5#ID, comma-separated";
+    checkpoint.check = [](const runner::Value& v) {
+      return max_retrieval::checkpoint_value_error(std::get<std::string>(v));
+    };
+    runner::ParamSpec normaliser = runner::text_param(
+        "normaliser", "softmax+adaptive", "head normalisers evaluated on the same samples inside each point", {});
+    normaliser.grid = false;
+    normaliser.allowed = "normaliser specs (DESIGN.md), separated by ',' or '+'";
+    normaliser.check = [](const runner::Value& v) -> std::optional<std::string> {
+      try {
+        parse_normaliser_list(std::get<std::string>(v));
+      } catch (const BadInput& e) {
+        return std::string("is not a list of normaliser specs: ") + e.what();
+      }
+      return std::nullopt;
+    };
+    return {
+        checkpoint,
+        runner::integer_param("n", "2^4..2^14", "items per set", 1),
+        normaliser,
+        runner::integer_param("samples", "1024", "sets per point", 1),
+        runner::integer_param("chunk", "512", "items per streamed chunk", 1),
+        runner::integer_param("map_samples", "32", "sets whose attention maps are recorded (at most samples)", 0),
+        runner::integer_param("map_items", "16", "highest-priority items per attention map", 1),
+    };
+  }
+  // The sets depend on the seed and n only: every checkpoint and normaliser sees the same samples.
+  std::vector<runner::StreamSpec> streams() const override { return {{"sets", {"n"}}}; }
+  double estimated_cost(const Point& p) const override {
+    const double passes = 1.0 + double(parse_normaliser_list(p.text("normaliser")).size() > 1);
+    return passes * double(p.integer("samples")) * double(p.integer("n"));
+  }
+  std::string notes() const override {
+    return "Samples are a function of (seed, n, index) only: the same sets for every checkpoint and normaliser. "
+           "Adaptive temperature (SPEC 3) is applied at inference only, on the head of the trained weights, with "
+           "the exact entropy of softmax at beta = 1; ssmax uses beta = s ln n. Non-softmax-family normalisers "
+           "(entmax, sparsemax, top-k, Stieltjes) keep the n logits of a set (O(n) floats) and run exactly. "
+           "Maps: the weights on the map_items highest-priority items, by decreasing priority. Priorities are "
+           "float32 (the model's input): about n/2^24 of the sets have two items tied at the top priority (6% at "
+           "n = 2^20, 0.1% at 2^14); the label is then the class of the lower index.";
+  }
+
+  Record run(const Point& p, runner::PointContext& ctx) const override {
+    const auto [file, id] = max_retrieval::split_checkpoint(p.text("checkpoint"));
+    const max_retrieval::TrainedModel model = max_retrieval::load_trained_model(file, id);
+    const std::vector<NamedSpec> named = parse_normaliser_list(p.text("normaliser"));
+    std::vector<norm::Spec> specs;
+    for (const NamedSpec& s : named) specs.push_back(s.spec);
+    const std::size_t n = std::size_t(p.integer("n")), samples = std::size_t(p.integer("samples"));
+    const std::size_t map_samples = std::min(std::size_t(p.integer("map_samples")), samples);
+    const std::size_t map_items = std::min<std::size_t>(std::size_t(p.integer("map_items")), n);
+    const max_retrieval::StreamingEvaluator evaluator(model.layout, model.params.data(), specs,
+                                                      std::size_t(p.integer("chunk")));
+
+    // Per-sample results, filled block by block; a checkpoint holds the finished blocks.
+    PerSample done(named);
+    if (auto saved = ctx.load_checkpoint()) done.load(*saved);
+    const std::size_t block = std::size_t(8 * std::max(1, ctx.threads()));
+    while (done.count() < samples) {
+      const std::size_t first = done.count(), count = std::min(block, samples - first);
+      done.append(evaluator.evaluate_set(ctx.stream_key("sets"), first, count, n, map_samples, map_items,
+                                         ctx.threads()));
+      if (done.count() < samples && ctx.checkpoint_due()) {
+        Record state;
+        done.save(state);
+        ctx.save_checkpoint(state);
+      }
+    }
+
+    Record r;
+    done.save(r);
+    r.metrics.clear();
+    r.set_count("train_n", model.train_n);
+    r.set_count("train_seed", model.seed);
+    for (std::size_t k = 0; k < named.size(); ++k) {
+      const std::string& x = named[k].name;
+      std::int64_t correct = 0;
+      for (std::int64_t c : done.correct[k]) correct += c;
+      const auto ci = max_retrieval::wilson_interval(correct, std::int64_t(samples));
+      r.set("accuracy." + x, double(correct) / double(samples));
+      r.set("ci_low." + x, ci.low);
+      r.set("ci_high." + x, ci.high);
+      r.set_count("correct." + x, correct);
+      r.set("entropy." + x, mean(done.entropy[k]));
+      r.set("weight_on_max." + x, mean(done.weight[k]));
+      r.set("beta." + x, mean(done.beta[k]));
+      if (map_samples > 0) r.arrays["map." + x].shape = {map_samples, map_items};
+    }
+    return r;
+  }
+
+private:
+  // Mean in sample order (deterministic).
+  static double mean(const std::vector<double>& v) {
+    double sum = 0.0;
+    for (double a : v) sum += a;
+    return v.empty() ? 0.0 : sum / double(v.size());
+  }
+
+  // Per-sample outcomes of the samples evaluated so far, per normaliser k; stored in a Record as
+  // labels, correct.X, entropy.X, beta.X, weight_on_max.X and map.X (flat until the final reshape).
+  struct PerSample {
+    std::vector<std::string> names;
+    std::vector<std::int64_t> labels;
+    std::vector<std::vector<std::int64_t>> correct;
+    std::vector<std::vector<double>> entropy, beta, weight, map;
+
+    explicit PerSample(const std::vector<NamedSpec>& named)
+        : correct(named.size()), entropy(named.size()), beta(named.size()), weight(named.size()), map(named.size()) {
+      for (const NamedSpec& s : named) names.push_back(s.name);
+    }
+    std::size_t count() const { return labels.size(); }
+    void append(const std::vector<max_retrieval::SampleResult>& results) {
+      for (const auto& res : results) {
+        labels.push_back(res.label);
+        for (std::size_t k = 0; k < names.size(); ++k) {
+          const auto& o = res.outcomes[k];
+          correct[k].push_back(o.prediction == res.label);
+          entropy[k].push_back(o.entropy);
+          beta[k].push_back(o.beta);
+          weight[k].push_back(o.weight_on_max);
+          map[k].insert(map[k].end(), o.map.begin(), o.map.end());
+        }
+      }
+    }
+    void save(Record& r) const {
+      r.set_array("labels", labels);
+      r.set_count("samples_done", std::int64_t(count()));
+      for (std::size_t k = 0; k < names.size(); ++k) {
+        const std::string& x = names[k];
+        r.set_array("correct." + x, correct[k]);
+        r.set_array("entropy." + x, entropy[k]);
+        r.set_array("beta." + x, beta[k]);
+        r.set_array("weight_on_max." + x, weight[k]);
+        r.set_array("map." + x, map[k]);
+      }
+    }
+    void load(const Record& r) {
+      labels = std::get<std::vector<std::int64_t>>(r.arrays.at("labels").data);
+      for (std::size_t k = 0; k < names.size(); ++k) {
+        const std::string& x = names[k];
+        correct[k] = std::get<std::vector<std::int64_t>>(r.arrays.at("correct." + x).data);
+        entropy[k] = r.reals("entropy." + x);
+        beta[k] = r.reals("beta." + x);
+        weight[k] = r.reals("weight_on_max." + x);
+        map[k] = r.reals("map." + x);
+      }
+    }
+  };
+};
+
+}  // namespace sharp
+
+int main(int argc, char** argv) {
+  sharp::EvalMaxExperiment experiment;
+  sharp::max_retrieval::CheckpointCommandLine line(argc, argv, {"normaliser"});
+  line.resolve();
+  std::vector<char*> args = line.argv();
+  return sharp::runner::run_main(experiment, line.argc(), args.data());
+}

@@ -1,0 +1,63 @@
+#pragma once
+// The max-retrieval model of SPEC §4:
+//   item MLP ψ: 11 → W → ReLU → … → W          h_i = ψ(x_i)
+//   query MLP:   1 → W → ReLU → … → W          h_q
+//   one attention head (nn/attention_head.hpp), d = W, no bias in W_Q, W_K, W_V, pluggable normaliser
+//   output MLP φ: d → W → ReLU → … → 10         class logits; softmax cross-entropy
+// `depth` is the number of hidden ReLU layers of each MLP (1 = SPEC §4's measured configuration).
+// LeCun-normal weights, zero biases. All parameters live in one flat buffer (layout below), float32
+// for training, double for gradient checks (the code is the same template).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "max_retrieval/data.hpp"
+#include "nn/attention_head.hpp"
+#include "nn/cross_entropy.hpp"
+#include "nn/mlp.hpp"
+#include "nn/parameters.hpp"
+#include "normalisers/normaliser.hpp"
+
+namespace sharp::max_retrieval {
+
+struct ModelConfig {
+  std::size_t width = 128;
+  std::size_t depth = 1;
+};
+
+struct ModelLayout {
+  ModelConfig config;
+  nn::ParameterLayout params;
+  nn::MlpLayout psi, query, phi;
+  std::size_t W_Q = 0, W_K = 0, W_V = 0;   // offsets of the head's [d, W] matrices
+  nn::HeadShape head;
+};
+
+// Tensor names: psi.<l>.weight/bias, query.<l>.weight/bias, head.W_Q, head.W_K, head.W_V, phi.<l>.weight/bias.
+ModelLayout make_model_layout(const ModelConfig& config);
+
+// Per-batch activations (everything the backward needs) and gradient scratch; reused across calls.
+template <class T>
+struct ModelCache {
+  std::vector<T> h;        // [B, n, W]  ψ(items)
+  std::vector<T> hq;       // [B, W]     query MLP output
+  std::vector<T> z;        // [B, d]     head output
+  std::vector<T> logits;   // [B, 10]
+  std::vector<T> probs;    // [B, 10]
+  std::vector<T> dlogits, dz, dh, dhq;
+  nn::MlpCache<T> psi, query, phi;
+  nn::HeadCache<T> head;
+};
+
+// Forward pass over a batch; returns the summed loss and the number of correct predictions.
+template <class T>
+nn::CrossEntropyTotals model_forward(const ModelLayout& layout, const norm::Normaliser& normaliser, const T* params,
+                                     const Batch<T>& batch, ModelCache<T>& cache);
+
+// Backward of loss_scale · Σ_rows loss (loss_scale = 1/B for a batch mean): accumulates (+=) dL/dθ
+// into grads [layout.params.size()]. cache must hold model_forward of this batch.
+template <class T>
+void model_backward(const ModelLayout& layout, const norm::Normaliser& normaliser, const T* params, T* grads,
+                    const Batch<T>& batch, ModelCache<T>& cache, double loss_scale);
+
+}  // namespace sharp::max_retrieval

@@ -1,0 +1,74 @@
+#include "max_retrieval/model_file.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "core/errors.hpp"
+#include "h5/h5.hpp"
+
+namespace sharp::max_retrieval {
+namespace {
+
+h5::File open_training_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    throw BadInput("'" + path + "' does not exist (allowed: a merged sharp-train-max result file)");
+  if (!h5::is_complete(path))
+    throw BadInput("'" + path + "' is not a complete result file (rerun sharp-train-max to finish it)");
+  h5::File f = h5::File::open_read(path);
+  const h5::Group& root = f.root();
+  if (!root.has_attr("schema") || root.attr_string("schema") != "sharp/1")
+    throw BadInput("'" + path + "' is not of schema sharp/1");
+  if (!root.has_attr("experiment") || root.attr_string("experiment") != "train-max")
+    throw BadInput("'" + path + "' holds experiment '" +
+                   (root.has_attr("experiment") ? root.attr_string("experiment") : std::string("?")) +
+                   "', not train-max");
+  return f;
+}
+
+}  // namespace
+
+std::vector<std::string> trained_model_ids(const std::string& path) {
+  h5::File f = open_training_file(path);
+  return f.root().read_strings("points/id");
+}
+
+TrainedModel load_trained_model(const std::string& path, const std::string& id) {
+  h5::File f = open_training_file(path);
+  const h5::Group& root = f.root();
+  const std::vector<std::string> ids = root.read_strings("points/id");
+  const auto it = std::find(ids.begin(), ids.end(), id);
+  if (it == ids.end()) throw BadInput("'" + path + "' has no model with id '" + id + "'");
+  const std::size_t row = std::size_t(it - ids.begin());
+
+  TrainedModel m;
+  m.file = path;
+  m.id = id;
+  const auto width = root.read<std::int64_t>("points/params/width");
+  const auto depth = root.read<std::int64_t>("points/params/depth");
+  m.layout = make_model_layout({std::size_t(width.at(row)), std::size_t(depth.at(row))});
+  m.train_n = root.read<std::int64_t>("points/params/train_n").at(row);
+  m.seed = root.read<std::int64_t>("points/params/seed").at(row);
+  m.train_normaliser = root.read_strings("points/params/normaliser").at(row);
+
+  m.params.resize(m.layout.params.size());
+  const h5::Group arrays = root.open_group("arrays/" + id);
+  for (const nn::TensorInfo& t : m.layout.params.tensors()) {
+    const std::string name = "param." + t.name;
+    if (!arrays.exists(name)) throw BadInput("model '" + id + "' in '" + path + "' lacks " + name);
+    std::vector<std::size_t> shape;
+    const std::vector<double> values = arrays.read<double>(name, &shape);
+    if (shape != t.shape || values.size() != t.size())
+      throw BadInput(name + " of model '" + id + "' has the wrong shape");
+    for (std::size_t j = 0; j < values.size(); ++j) {
+      const float v = float(values[j]);
+      if (double(v) != values[j] || !std::isfinite(v))
+        throw NumericError(name + " of model '" + id + "' holds a value that is not a finite float32");
+      m.params[t.offset + j] = v;
+    }
+  }
+  return m;
+}
+
+}  // namespace sharp::max_retrieval

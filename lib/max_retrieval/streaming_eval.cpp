@@ -1,0 +1,263 @@
+#include "max_retrieval/streaming_eval.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <limits>
+
+#include "core/errors.hpp"
+#include "nn/gemm.hpp"
+#include "nn/mlp.hpp"
+#include "nn/omp_threads.hpp"
+#include "normalisers/adaptive_temperature.hpp"
+
+namespace sharp::max_retrieval {
+
+// How one normaliser is evaluated in the stream.
+struct StreamingEvaluator::Rule {
+  enum class Kind { FixedBeta, LogNBeta, Adaptive, FullRow } kind;
+  double beta = 1.0;                            // FixedBeta: β; LogNBeta: s (β = s·ln n)
+  std::shared_ptr<norm::Normaliser> full_row;   // FullRow only
+};
+
+// Per-thread scratch, sized for one chunk (and, with FullRow normalisers, one row of n logits).
+struct StreamingEvaluator::Workspace {
+  std::vector<float> x, priorities, h, e, w;
+  std::vector<std::int32_t> classes;
+  nn::MlpCache<float> psi, query, phi;
+  std::vector<float> row_e, row_p;              // [n] FullRow only
+  std::vector<double> row_v;                    // [K_full, W]
+};
+
+namespace {
+
+// The map_items highest-priority items seen so far: (priority, index, logit), by decreasing
+// priority, ties to the lower index (items arrive in index order, so a tie never displaces).
+struct TopItems {
+  struct Entry {
+    float priority;
+    std::size_t index;
+    float logit;
+  };
+  std::size_t capacity = 0;
+  std::vector<Entry> entries;
+  void offer(float priority, std::size_t index, float logit) {
+    if (capacity == 0) return;
+    if (entries.size() == capacity && !(priority > entries.back().priority)) return;
+    auto at = std::find_if(entries.begin(), entries.end(), [&](const Entry& x) { return priority > x.priority; });
+    entries.insert(at, Entry{priority, index, logit});
+    if (entries.size() > capacity) entries.pop_back();
+  }
+};
+
+}  // namespace
+
+StreamingEvaluator::StreamingEvaluator(const ModelLayout& layout, const float* params,
+                                       const std::vector<norm::Spec>& normalisers, std::size_t chunk_items)
+    : layout_(layout), params_(params), chunk_(std::max<std::size_t>(1, chunk_items)) {
+  if (normalisers.empty()) throw BadInput("evaluation needs at least one normaliser");
+  for (const norm::Spec& spec : normalisers) {
+    Rule r;
+    if (spec.name == "softmax") {
+      r.kind = Rule::Kind::FixedBeta;
+      r.beta = spec.param("beta");
+    } else if (spec.name == "ssmax") {
+      r.kind = Rule::Kind::LogNBeta;
+      r.beta = spec.param("s");
+    } else if (spec.name == "adaptive") {
+      r.kind = Rule::Kind::Adaptive;
+    } else {
+      r.kind = Rule::Kind::FullRow;
+      r.full_row = norm::make_normaliser(spec);
+    }
+    rules_.push_back(std::move(r));
+  }
+}
+
+StreamingEvaluator::~StreamingEvaluator() = default;
+
+std::size_t StreamingEvaluator::normalisers() const { return rules_.size(); }
+
+SampleResult StreamingEvaluator::evaluate(std::uint64_t sample_key, std::size_t n, std::size_t map_items) const {
+  nn::OmpThreadsScope serial_blas(1);
+  Workspace ws;
+  return run(sample_key, n, map_items, ws);
+}
+
+SampleResult StreamingEvaluator::run(std::uint64_t key, std::size_t n, std::size_t map_items, Workspace& ws) const {
+  if (n == 0) throw BadInput("evaluation sets need n >= 1 items");
+  const std::size_t W = layout_.config.width, d = layout_.head.d, K = rules_.size();
+  const std::size_t C = std::min(chunk_, n);
+  const float* P = params_;
+
+  // Query side, once per sample: u = W_Kᵀ W_Q h_q / √d  [W].
+  const float q = query_of(key);
+  std::vector<float> hq(W), qd(d), u(W);
+  nn::mlp_forward(hq.data(), &q, layout_.query, P, 1, ws.query);
+  nn::gemm(nn::Trans::No, nn::Trans::Yes, 1, d, W, 1.0f, hq.data(), P + layout_.W_Q, 0.0f, qd.data());
+  nn::gemm(nn::Trans::No, nn::Trans::No, 1, W, d, float(1.0 / std::sqrt(double(d))), qd.data(), P + layout_.W_K, 0.0f,
+           u.data());
+
+  ws.x.resize(C * kItemFeatures);
+  ws.priorities.resize(C);
+  ws.classes.resize(C);
+  ws.h.resize(C * W);
+  ws.e.resize(C);
+  ws.w.resize(C);
+  bool any_full_row = false, any_adaptive = false;
+  for (const Rule& r : rules_) {
+    any_full_row |= r.kind == Rule::Kind::FullRow;
+    any_adaptive |= r.kind == Rule::Kind::Adaptive;
+  }
+  if (any_full_row) {
+    ws.row_e.resize(n);
+    ws.row_p.resize(n);
+  }
+
+  // One accumulator per streaming normaliser; adaptive's first pass is its β = 1 accumulator.
+  std::vector<OnlineAttention> acc;
+  acc.reserve(K);
+  for (const Rule& r : rules_) {
+    const double beta = r.kind == Rule::Kind::FixedBeta ? r.beta
+                        : r.kind == Rule::Kind::LogNBeta ? r.beta * std::log(double(n))
+                                                         : 1.0;
+    acc.emplace_back(beta, W);
+  }
+
+  // Items [first, first + count): features, ψ, logits.
+  auto item_chunk = [&](std::size_t first, std::size_t count) {
+    generate_items(key, first, count, ws.x.data(), ws.priorities.data(), ws.classes.data());
+    nn::mlp_forward(ws.h.data(), ws.x.data(), layout_.psi, P, count, ws.psi);
+    nn::gemv(nn::Trans::No, count, W, 1.0f, ws.h.data(), u.data(), 0.0f, ws.e.data());
+  };
+
+  // Pass 1.
+  SampleResult result;
+  float best_priority = -1.0f;
+  float best_logit = 0.0f;
+  TopItems top;
+  top.capacity = std::min(map_items, n);
+  for (std::size_t first = 0; first < n; first += C) {
+    const std::size_t count = std::min(C, n - first);
+    item_chunk(first, count);
+    for (std::size_t j = 0; j < count; ++j) {
+      if (ws.priorities[j] > best_priority) {
+        best_priority = ws.priorities[j];
+        result.argmax = std::int32_t(first + j);
+        result.label = ws.classes[j];
+        best_logit = ws.e[j];
+      }
+      top.offer(ws.priorities[j], first + j, ws.e[j]);
+    }
+    for (std::size_t k = 0; k < K; ++k)
+      if (rules_[k].kind != Rule::Kind::FullRow) acc[k].add(ws.e.data(), ws.h.data(), count, ws.w.data());
+    if (any_full_row) std::copy(ws.e.begin(), ws.e.begin() + std::ptrdiff_t(count), ws.row_e.begin() + std::ptrdiff_t(first));
+  }
+
+  // Between the passes: adaptive β from the β = 1 entropy; the exact normaliser on full rows.
+  std::vector<double> adaptive_beta(K, 1.0);
+  bool second_pass = any_full_row;
+  for (std::size_t k = 0; k < K; ++k) {
+    if (rules_[k].kind != Rule::Kind::Adaptive) continue;
+    adaptive_beta[k] = norm::adaptive_beta(acc[k].entropy());
+    if (adaptive_beta[k] != 1.0) {
+      acc[k] = OnlineAttention(adaptive_beta[k], W);
+      second_pass = true;
+    }
+  }
+  std::vector<std::size_t> full_rows;   // rule index per FullRow accumulator
+  for (std::size_t k = 0; k < K; ++k)
+    if (rules_[k].kind == Rule::Kind::FullRow) full_rows.push_back(k);
+  ws.row_v.assign(full_rows.size() * W, 0.0);
+  std::vector<std::vector<float>> full_p(full_rows.size());
+  for (std::size_t f = 0; f < full_rows.size(); ++f) {
+    full_p[f].resize(n);
+    rules_[full_rows[f]].full_row->forward(ws.row_e.data(), full_p[f].data(), 1, n);
+  }
+
+  // Pass 2: the items again (the same chunks, so the same h and e bits).
+  if (second_pass) {
+    std::vector<float> chunk_v(W);
+    for (std::size_t first = 0; first < n; first += C) {
+      const std::size_t count = std::min(C, n - first);
+      item_chunk(first, count);
+      for (std::size_t k = 0; k < K; ++k)
+        if (rules_[k].kind == Rule::Kind::Adaptive && adaptive_beta[k] != 1.0)
+          acc[k].add(ws.e.data(), ws.h.data(), count, ws.w.data());
+      for (std::size_t f = 0; f < full_rows.size(); ++f) {
+        nn::gemv(nn::Trans::Yes, count, W, 1.0f, ws.h.data(), full_p[f].data() + first, 0.0f, chunk_v.data());
+        for (std::size_t j = 0; j < W; ++j) ws.row_v[f * W + j] += double(chunk_v[j]);
+      }
+    }
+  }
+
+  // Outputs: c [K, W] = Σ α_i h_i per normaliser → z = c W_Vᵀ → φ → logits [K, 10].
+  std::vector<float> c(K * W), z(K * d), logits(K * kClasses);
+  result.outcomes.resize(K);
+  std::size_t f = 0;
+  for (std::size_t k = 0; k < K; ++k) {
+    NormaliserOutcome& o = result.outcomes[k];
+    if (rules_[k].kind == Rule::Kind::FullRow) {
+      const std::vector<float>& p = full_p[f];
+      for (std::size_t j = 0; j < W; ++j) c[k * W + j] = float(ws.row_v[f * W + j]);
+      o.entropy = norm::entropy(p.data(), n);
+      o.weight_on_max = p[std::size_t(result.argmax)];
+      o.beta = rules_[k].full_row->spec().params.count("beta") ? rules_[k].full_row->spec().param("beta") : 1.0;
+      for (const auto& t : top.entries) o.map.push_back(p[t.index]);
+      ++f;
+    } else {
+      acc[k].weighted_mean(c.data() + k * W);
+      o.entropy = acc[k].entropy();
+      o.weight_on_max = acc[k].weight(best_logit);
+      o.beta = acc[k].beta();
+      for (const auto& t : top.entries) o.map.push_back(acc[k].weight(t.logit));
+    }
+  }
+  nn::gemm(nn::Trans::No, nn::Trans::Yes, K, d, W, 1.0f, c.data(), P + layout_.W_V, 0.0f, z.data());
+  nn::mlp_forward(logits.data(), z.data(), layout_.phi, P, K, ws.phi);
+  for (std::size_t k = 0; k < K; ++k) {
+    NormaliserOutcome& o = result.outcomes[k];
+    const float* l = logits.data() + k * kClasses;
+    std::size_t best = 0;
+    for (std::size_t cls = 0; cls < kClasses; ++cls) {
+      if (!std::isfinite(l[cls])) throw NumericError("evaluation: non-finite class logit");
+      o.logits[cls] = l[cls];
+      if (l[cls] > l[best]) best = cls;
+    }
+    o.prediction = std::int32_t(best);
+  }
+  return result;
+}
+
+std::vector<SampleResult> StreamingEvaluator::evaluate_set(std::uint64_t set_key, std::size_t first, std::size_t count,
+                                                           std::size_t n, std::size_t map_samples,
+                                                           std::size_t map_items, int threads) const {
+  std::vector<SampleResult> results(count);
+  threads = std::max(1, threads);
+  std::vector<Workspace> workspaces(static_cast<std::size_t>(threads));
+  std::size_t first_bad = std::numeric_limits<std::size_t>::max();
+  std::exception_ptr error;
+  // One owner of the threads: OpenMP over samples; BLAS runs serially inside the region (and is
+  // told so for the one-thread case, where the region is not active).
+  nn::OmpThreadsScope scope(threads);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (std::size_t j = 0; j < count; ++j) {
+    const std::size_t s = first + j;
+    try {
+      results[j] = run(set_sample_key(set_key, std::int64_t(s)), n, s < map_samples ? map_items : 0,
+                       workspaces[std::size_t(omp_get_thread_num())]);
+    } catch (...) {
+#pragma omp critical(sharp_streaming_eval_error)
+      if (j < first_bad) {
+        first_bad = j;
+        error = std::current_exception();
+      }
+    }
+  }
+  if (error) std::rethrow_exception(error);
+  return results;
+}
+
+}  // namespace sharp::max_retrieval

@@ -1,0 +1,119 @@
+#include "max_retrieval/trainer.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <exception>
+#include <limits>
+
+#include "core/errors.hpp"
+#include "nn/grad_clip.hpp"
+#include "nn/omp_threads.hpp"
+
+namespace sharp::max_retrieval {
+namespace {
+
+std::size_t chunk_count(std::size_t samples, std::size_t chunk) { return (samples + chunk - 1) / chunk; }
+
+}  // namespace
+
+Trainer::Trainer(const TrainConfig& config, std::uint64_t init_key, std::uint64_t data_key, int threads)
+    : config_(config),
+      layout_(make_model_layout(config.model)),
+      normaliser_(norm::make_normaliser(config.normaliser)),
+      data_key_(data_key),
+      threads_(std::max(1, threads)),
+      params_(layout_.params.size()),
+      grads_(layout_.params.size()),
+      chunk_grads_(chunk_count(config.batch, kChunkSamples), std::vector<float>(layout_.params.size())),
+      workspaces_(std::size_t(threads_)),
+      optimizer_(nn::AdamWConfig{0.9, 0.999, 1e-8, config.weight_decay}, layout_.params.size()) {
+  if (config.batch == 0 || config.train_n == 0) throw BadInput("training needs batch >= 1 and train_n >= 1");
+  nn::lecun_normal_init(layout_.params, params_.data(), init_key);
+}
+
+// Runs body(chunk, workspace) for every chunk in parallel; rethrows the error of the lowest failing
+// chunk (deterministic whatever the schedule).
+template <class ChunkBody>
+void Trainer::for_each_chunk(std::size_t chunks, ChunkBody&& body) {
+  nn::OmpThreadsScope scope(threads_);
+  std::size_t first_bad = std::numeric_limits<std::size_t>::max();
+  std::exception_ptr error;
+#pragma omp parallel for num_threads(threads_) schedule(dynamic, 1)
+  for (std::size_t c = 0; c < chunks; ++c) {
+    try {
+      body(c, workspaces_[std::size_t(omp_get_thread_num())]);
+    } catch (...) {
+#pragma omp critical(sharp_trainer_chunk_error)
+      if (c < first_bad) {
+        first_bad = c;
+        error = std::current_exception();
+      }
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+StepStats Trainer::step() {
+  const std::int64_t step = steps_done();
+  const std::size_t B = config_.batch, P = params_.size();
+  const std::size_t chunks = chunk_grads_.size();
+  std::vector<nn::CrossEntropyTotals> totals(chunks);
+  for_each_chunk(chunks, [&](std::size_t c, Workspace& ws) {
+    const std::size_t first = c * kChunkSamples, count = std::min(kChunkSamples, B - first);
+    generate_batch(ws.batch, count, config_.train_n, std::int64_t(first),
+                   [&](std::int64_t index) { return train_sample_key(data_key_, step, index); });
+    std::vector<float>& g = chunk_grads_[c];
+    std::fill(g.begin(), g.end(), 0.0f);
+    totals[c] = model_forward(layout_, *normaliser_, params_.data(), ws.batch, ws.cache);
+    model_backward(layout_, *normaliser_, params_.data(), g.data(), ws.batch, ws.cache, 1.0 / double(B));
+  });
+  // Sum the chunk gradients in chunk order, in double: slices of the parameter vector in parallel,
+  // each element's sum in the same order whatever the thread count.
+  {
+    nn::OmpThreadsScope scope(threads_);
+    constexpr std::size_t kSlice = 4096;
+#pragma omp parallel for num_threads(threads_) schedule(static)
+    for (std::size_t first = 0; first < P; first += kSlice) {
+      const std::size_t count = std::min(kSlice, P - first);
+      double sum[kSlice];
+      for (std::size_t j = 0; j < count; ++j) sum[j] = double(chunk_grads_[0][first + j]);
+      for (std::size_t c = 1; c < chunks; ++c) {
+        const float* g = chunk_grads_[c].data() + first;
+        for (std::size_t j = 0; j < count; ++j) sum[j] += double(g[j]);
+      }
+      for (std::size_t j = 0; j < count; ++j) grads_[first + j] = float(sum[j]);
+    }
+  }
+  StepStats stats;
+  for (const auto& t : totals) {
+    stats.loss += t.loss_sum;
+    stats.correct += t.correct;
+  }
+  stats.loss /= double(B);
+  stats.grad_norm = nn::clip_by_global_norm(grads_.data(), P, config_.clip);
+  stats.lr = config_.schedule.at(step);
+  optimizer_.step(params_.data(), grads_.data(), stats.lr);
+  return stats;
+}
+
+Evaluation Trainer::evaluate(std::uint64_t set_key, std::size_t samples, std::size_t n) {
+  const std::size_t chunks = chunk_count(samples, kChunkSamples);
+  std::vector<nn::CrossEntropyTotals> totals(chunks);
+  for_each_chunk(chunks, [&](std::size_t c, Workspace& ws) {
+    const std::size_t first = c * kChunkSamples, count = std::min(kChunkSamples, samples - first);
+    generate_batch(ws.batch, count, n, std::int64_t(first),
+                   [&](std::int64_t index) { return set_sample_key(set_key, index); });
+    totals[c] = model_forward(layout_, *normaliser_, params_.data(), ws.batch, ws.cache);
+  });
+  Evaluation e;
+  e.samples = std::int64_t(samples);
+  for (const auto& t : totals) {
+    e.loss += t.loss_sum;
+    e.correct += t.correct;
+  }
+  e.loss /= double(std::max<std::size_t>(samples, 1));
+  return e;
+}
+
+}  // namespace sharp::max_retrieval

@@ -1,0 +1,120 @@
+"""sharp-eval-max end to end on models from sharp-train-max: every model of a training file is one
+value of the checkpoint axis (FILE.h5#ID picks one), the normaliser list is evaluated inside each
+point on the same samples, samples depend on (seed, n, index) only (labels agree across models),
+the data do not depend on --threads, config files work, bad input is one line with exit 2.
+ctest runs it with SHARP_BIN_DIR set; standalone: SHARP_BIN_DIR=build/bin /usr/bin/python3 <this>.
+A few seconds of CPU (tiny models, small sets).
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import h5py
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from h5compare import data_differences  # noqa: E402
+
+BIN = os.environ.get("SHARP_BIN_DIR", os.path.join(os.path.dirname(__file__), "../../build/bin"))
+
+
+def run(binary, *args, check=None):
+    p = subprocess.run([os.path.join(BIN, binary), *args], capture_output=True, text=True, timeout=600)
+    if check is not None and p.returncode != check:
+        raise AssertionError(f"{binary} {' '.join(args)} exited {p.returncode}, expected {check}\n"
+                             f"stdout: {p.stdout}\nstderr: {p.stderr}")
+    return p
+
+
+class TrainThenEval(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory(prefix="sharp-eval-")
+        cls.dir = cls._tmp.name
+        cls.models = os.path.join(cls.dir, "models.h5")
+        run("sharp-train-max", "--width", "32", "--batch", "64", "--lr", "1e-2", "--steps", "300",
+            "--eval-samples", "256", "--seed", "1,2", "--out", cls.models, "--quiet", check=0)
+        with h5py.File(cls.models, "r") as f:
+            cls.ids = list(f["points/id"].asstr()[()])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    GRID = ["--n", "16,64,1024", "--samples", "48", "--map-samples", "4", "--chunk", "100"]
+
+    def test_checkpoint_axis_normaliser_list_and_metrics(self):
+        out = self.path("e.h5")
+        run("sharp-eval-max", "--checkpoint", self.models, *self.GRID, "--normaliser", "softmax,adaptive",
+            "--out", out, "--quiet", check=0)
+        with h5py.File(out, "r") as f:
+            self.assertEqual(f.attrs["experiment"], "eval-max")
+            ckpt = f["points/params/checkpoint"].asstr()[()]
+            self.assertEqual(sorted(set(ckpt)), sorted(f"{self.models}#{i}" for i in self.ids))
+            self.assertEqual(len(ckpt), 2 * 3)
+            self.assertEqual(set(f["points/params/normaliser"].asstr()[()]), {"softmax+adaptive"})
+            for x in ["softmax", "adaptive"]:
+                acc, lo, hi = (f["points"][f"{m}.{x}"][()] for m in ["accuracy", "ci_low", "ci_high"])
+                self.assertTrue(((lo <= acc) & (acc <= hi) & (lo >= 0) & (hi <= 1)).all())
+                ent = f["points"][f"entropy.{x}"][()]
+                n = f["points/params/n"][()]
+                self.assertTrue(((ent >= 0) & (ent <= np.log(n) + 1e-9)).all())
+            self.assertTrue((f["points/beta.softmax"][()] == 1).all())
+            self.assertTrue((f["points/beta.adaptive"][()] >= 1).all())
+            # Small sets are easy for a trained head; attention disperses as n grows.
+            n = f["points/params/n"][()]
+            self.assertGreater(f["points/accuracy.softmax"][()][n == 16].min(), 0.8)
+            w = f["points/weight_on_max.softmax"][()]
+            self.assertGreater(w[n == 16].mean(), w[n == 1024].mean())
+            # Paired samples: the same labels for both models at the same n.
+            ids = list(f["points/id"].asstr()[()])
+            by_n = {}
+            for i, pid in enumerate(ids):
+                arr = f["arrays"][pid]
+                self.assertEqual(arr["correct.adaptive"].shape, (48,))
+                self.assertEqual(arr["map.softmax"].shape, (4, 16))
+                self.assertEqual(int(arr["correct.softmax"][()].sum()), int(f["points/correct.softmax"][i]))
+                by_n.setdefault(int(n[i]), []).append(arr["labels"][()])
+            for labels in by_n.values():
+                self.assertTrue(np.array_equal(labels[0], labels[1]))
+
+    def test_one_model_by_id_threads_and_config_file(self):
+        a, b, c = self.path("a.h5"), self.path("b.h5"), self.path("c.h5")
+        one = f"{self.models}#{self.ids[1]}"
+        run("sharp-eval-max", "--checkpoint", one, *self.GRID, "--threads", "1", "--out", a, "--quiet", check=0)
+        run("sharp-eval-max", "--checkpoint", one, *self.GRID, "--threads", "2", "--out", b, "--quiet", check=0)
+        diffs = data_differences(a, b)
+        self.assertEqual(diffs, [], "\n".join(diffs))
+        with h5py.File(a, "r") as f:
+            self.assertEqual(set(f["points/params/checkpoint"].asstr()[()]), {one})
+            self.assertIn("accuracy.adaptive", f["points"])   # the default list: softmax+adaptive
+        cfg = self.path("eval.cfg")
+        with open(cfg, "w") as fh:
+            fh.write(f"checkpoint = {self.models}\nnormaliser = softmax, entmax15\nn = 32\nsamples = 16\n")
+        run("sharp-eval-max", "--config", cfg, "--out", c, "--quiet", check=0)
+        with h5py.File(c, "r") as f:
+            self.assertEqual(len(f["points/id"]), 2)
+            self.assertIn("accuracy.entmax15", f["points"])
+
+    def test_bad_input_is_one_line_and_exit_2(self):
+        for args, needle in [(["--checkpoint", self.path("missing.h5")], "--checkpoint"),
+                             (["--checkpoint", self.models + "#0000000000000000"], "--checkpoint"),
+                             (["--checkpoint", self.models, "--normaliser", "softmax,nope"], "--normaliser"),
+                             (["--checkpoint", self.models, "--normaliser", "softmax,softmax:beta=1"], "repeated"),
+                             (["--checkpoint", self.models, "--n", "0"], "--n")]:
+            with self.subTest(args=args):
+                out = self.path("bad.h5")
+                p = run("sharp-eval-max", *args, "--out", out)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+                self.assertIn(needle, p.stderr)
+                self.assertFalse(os.path.exists(out))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
