@@ -9,7 +9,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
@@ -17,37 +16,19 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_support import BIN, ResultDirCase, run as run_binary  # noqa: E402
 from h5compare import data_differences  # noqa: E402
 
-BIN = os.environ.get("SHARP_BIN_DIR", os.path.join(os.path.dirname(__file__), "../../build/bin"))
 EXE = os.path.join(BIN, "sharp-train-max")
 # A tiny model: about 0.2 ms per step on one core.
 TINY = ["--width", "32", "--batch", "64", "--lr", "1e-2", "--eval-samples", "256"]
 
 
 def run(*args, check=None):
-    p = subprocess.run([EXE, *args], capture_output=True, text=True, timeout=600)
-    if check is not None and p.returncode != check:
-        raise AssertionError(f"sharp-train-max {' '.join(args)} exited {p.returncode}, expected {check}\n"
-                             f"stdout: {p.stdout}\nstderr: {p.stderr}")
-    return p
+    return run_binary("sharp-train-max", *args, check=check)
 
 
-class TrainMax(unittest.TestCase):
-    def setUp(self):
-        self._tmp = tempfile.TemporaryDirectory(prefix="sharp-train-")
-        self.dir = self._tmp.name
-
-    def tearDown(self):
-        self._tmp.cleanup()
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
-
-    def assertSameData(self, a, b):
-        diffs = data_differences(a, b)
-        self.assertEqual(diffs, [], "\n".join(diffs))
-
+class TrainMax(ResultDirCase):
     def test_sigkill_after_a_checkpoint_then_rerun_equals_an_uninterrupted_run(self):
         grid = [*TINY, "--steps", "6000", "--eval-every", "500", "--threads", "1"]
         ref, out = self.path("ref.h5"), self.path("killed.h5")
