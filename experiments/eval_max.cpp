@@ -13,6 +13,7 @@
 
 #include "core/errors.hpp"
 #include "max_retrieval/accuracy.hpp"
+#include "experiments/checkpoint_param.hpp"
 #include "max_retrieval/checkpoint_flags.hpp"
 #include "max_retrieval/model_file.hpp"
 #include "max_retrieval/streaming_eval.hpp"
@@ -77,12 +78,7 @@ public:
            "arrays: correct.X, entropy.X, beta.X per sample, map.X [map_samples, map_items], labels.";
   }
   std::vector<runner::ParamSpec> parameters() const override {
-    runner::ParamSpec checkpoint =
-        runner::text_param("checkpoint", "results/train-max.h5", "trained models (a sharp-train-max result file)", {});
-    checkpoint.allowed = "FILE.h5 (every model in it) or FILE.h5#ID, comma-separated";
-    checkpoint.check = [](const runner::Value& v) {
-      return max_retrieval::checkpoint_value_error(std::get<std::string>(v));
-    };
+    runner::ParamSpec checkpoint = checkpoint_param();
     runner::ParamSpec normaliser = runner::text_param(
         "normaliser", "softmax+adaptive", "head normalisers evaluated on the same samples inside each point", {});
     normaliser.grid = false;

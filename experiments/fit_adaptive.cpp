@@ -10,6 +10,7 @@
 
 #include "core/errors.hpp"
 #include "max_retrieval/beta_fit.hpp"
+#include "experiments/checkpoint_param.hpp"
 #include "max_retrieval/checkpoint_flags.hpp"
 #include "max_retrieval/model_file.hpp"
 #include "normalisers/adaptive_temperature.hpp"
@@ -33,12 +34,7 @@ public:
            "polynomial at the same H), coefficients (ours, highest degree first).";
   }
   std::vector<runner::ParamSpec> parameters() const override {
-    runner::ParamSpec checkpoint =
-        runner::text_param("checkpoint", "results/train-max.h5", "trained models (a sharp-train-max result file)", {});
-    checkpoint.allowed = "FILE.h5 (every model in it) or FILE.h5#ID, comma-separated";
-    checkpoint.check = [](const runner::Value& v) {
-      return max_retrieval::checkpoint_value_error(std::get<std::string>(v));
-    };
+    runner::ParamSpec checkpoint = checkpoint_param();
     return {
         checkpoint,
         runner::integer_param("n_min", "16", "smallest set size (a power of two)", 1),
