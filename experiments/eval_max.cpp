@@ -14,7 +14,6 @@
 #include "core/errors.hpp"
 #include "max_retrieval/accuracy.hpp"
 #include "experiments/checkpoint_param.hpp"
-#include "max_retrieval/checkpoint_flags.hpp"
 #include "max_retrieval/model_file.hpp"
 #include "max_retrieval/streaming_eval.hpp"
 #include "normalisers/spec.hpp"
@@ -27,23 +26,6 @@ using runner::Record;
 
 namespace {
 
-constexpr char kListSeparator = max_retrieval::kInPointListSeparator;   // normalisers evaluated inside one point
-
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> out;
-  std::string item;
-  for (char c : text) {
-    if (c == sep) {
-      out.push_back(item);
-      item.clear();
-    } else if (c != ' ') {
-      item += c;
-    }
-  }
-  out.push_back(item);
-  return out;
-}
-
 // The normalisers of a point: the spec text as given (it names the metrics, e.g. accuracy.adaptive)
 // and the parsed spec. Repeats (also in another spelling, softmax vs softmax:beta=1) are errors.
 struct NamedSpec {
@@ -54,7 +36,7 @@ struct NamedSpec {
 std::vector<NamedSpec> parse_normaliser_list(const std::string& text) {
   std::vector<NamedSpec> specs;
   std::set<std::string> seen;
-  for (const std::string& item : split(text, kListSeparator)) {
+  for (const std::string& item : runner::in_point_items(text)) {
     if (item.empty()) throw BadInput("empty normaliser in '" + text + "'");
     specs.push_back({item, norm::parse_spec(item)});
     if (!seen.insert(norm::format_spec(specs.back().spec)).second)
@@ -80,14 +62,14 @@ public:
   std::vector<runner::ParamSpec> parameters() const override {
     runner::ParamSpec checkpoint = checkpoint_param();
     runner::ParamSpec normaliser = runner::text_param(
-        "normaliser", "softmax+adaptive", "head normalisers evaluated on the same samples inside each point", {});
-    normaliser.grid = false;
-    normaliser.allowed = "normaliser specs (DESIGN.md), separated by ',' or '+'";
+        "normaliser", "softmax+adaptive", "head normalisers, compared on the same samples", {});
+    normaliser.list = runner::ListRole::InsidePoint;
+    normaliser.allowed = "normaliser specs (DESIGN.md)";
     normaliser.check = [](const runner::Value& v) -> std::optional<std::string> {
       try {
-        parse_normaliser_list(std::get<std::string>(v));
+        norm::parse_spec(std::get<std::string>(v));
       } catch (const BadInput& e) {
-        return std::string("is not a list of normaliser specs: ") + e.what();
+        return std::string("is not a normaliser spec: ") + e.what();
       }
       return std::nullopt;
     };
@@ -103,6 +85,14 @@ public:
   }
   // The sets depend on the seed and n only: every checkpoint and normaliser sees the same samples.
   std::vector<runner::StreamSpec> streams() const override { return {{"sets", {"n"}}}; }
+  // Repeats in another spelling (softmax and softmax:beta=1) are one normaliser twice.
+  void validate(const Point& p) const override {
+    try {
+      parse_normaliser_list(p.text("normaliser"));
+    } catch (const BadInput& e) {
+      throw BadInput(std::string("--normaliser: ") + e.what());
+    }
+  }
   double estimated_cost(const Point& p) const override {
     const double passes = 1.0 + double(parse_normaliser_list(p.text("normaliser")).size() > 1);
     return passes * double(p.integer("samples")) * double(p.integer("n"));
@@ -118,7 +108,7 @@ public:
   }
 
   Record run(const Point& p, runner::PointContext& ctx) const override {
-    const auto [file, id] = max_retrieval::split_checkpoint(p.text("checkpoint"));
+    const auto [file, id] = max_retrieval::split_model_reference(p.text("checkpoint"));
     const max_retrieval::TrainedModel model = max_retrieval::load_trained_model(file, id);
     const std::vector<NamedSpec> named = parse_normaliser_list(p.text("normaliser"));
     std::vector<norm::Spec> specs;
@@ -228,10 +218,4 @@ private:
 
 }  // namespace sharp
 
-int main(int argc, char** argv) {
-  sharp::EvalMaxExperiment experiment;
-  sharp::max_retrieval::CheckpointCommandLine line(argc, argv, {"normaliser"});
-  line.resolve();
-  std::vector<char*> args = line.argv();
-  return sharp::runner::run_main(experiment, line.argc(), args.data());
-}
+SHARP_EXPERIMENT_MAIN(sharp::EvalMaxExperiment)

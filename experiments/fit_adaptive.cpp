@@ -2,7 +2,11 @@
 // trained max-retrieval model (one value of the checkpoint axis), `samples` evaluation sets at each
 // size n = n_min, 2·n_min, …, n_max; per set the head's entropy H at β = 1 and the β* ∈ [1, beta_max]
 // maximising the correct class's probability; then a least-squares degree-4 fit H → β*. Records
-// the (H, β*) pairs, our coefficients, and the paper's polynomial evaluated on the same H.
+// the (H, β*) pairs, our coefficients, and the paper's polynomial evaluated on the same H. A second
+// protocol, entropy bins (lib/max_retrieval/beta_fit.hpp says why), fits β(H) through the bins; the
+// mean ln p(correct) under β = 1, the paper's β(H), and both refits says which helps this model.
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -11,7 +15,6 @@
 #include "core/errors.hpp"
 #include "max_retrieval/beta_fit.hpp"
 #include "experiments/checkpoint_param.hpp"
-#include "max_retrieval/checkpoint_flags.hpp"
 #include "max_retrieval/model_file.hpp"
 #include "normalisers/adaptive_temperature.hpp"
 #include "random/counter_rng.hpp"
@@ -22,6 +25,9 @@ namespace sharp {
 using runner::Point;
 using runner::Record;
 
+// Metric names of a degree-4 polynomial's coefficients, highest degree first.
+constexpr const char* kCoefficientNames[] = {"c4", "c3", "c2", "c1", "c0"};
+
 class FitAdaptiveExperiment final : public runner::Experiment {
 public:
   std::string name() const override { return "fit-adaptive"; }
@@ -30,8 +36,13 @@ public:
            "FILE.h5 from sharp-train-max: every model in it is one grid value; FILE.h5#ID picks one) and `samples` "
            "sets at each power-of-two size from n_min to n_max: the head's entropy H at beta = 1 and the beta* in "
            "[1, beta_max] that maximises the probability of the correct class; a least-squares degree-4 fit "
-           "H -> beta*. Arrays: n, entropy, beta_star, p_star, p_one, fit_beta and paper_beta (the paper's "
-           "polynomial at the same H), coefficients (ours, highest degree first).";
+           "H -> beta*. Second protocol: the sets cut into `bins` equal-count entropy bins, each bin's one beta "
+           "maximising its mean ln p(correct), and a degree-4 fit through the bins. Arrays: n, entropy, beta_star, "
+           "p_star, p_one, fit_beta and paper_beta (the paper's polynomial at the same H), coefficients (ours, "
+           "highest degree first); bin_entropy, bin_beta, bin_gain, bin_count, coefficients_binned. Metrics: "
+           "c4..c0 and binned_c4..binned_c0; rms_fit, rms_paper (against beta*); mean_log_p.one / .paper / .fit / "
+           ".binned: mean ln p(correct) with beta = 1, the paper's adaptive beta(H) (gate and clamp), and our two "
+           "fits clamped to [1, beta_max].";
   }
   std::vector<runner::ParamSpec> parameters() const override {
     runner::ParamSpec checkpoint = checkpoint_param();
@@ -41,6 +52,7 @@ public:
         runner::integer_param("n_max", "4096", "largest set size (a power of two)", 1),
         runner::integer_param("samples", "256", "sets per size", 1),
         runner::real_param_above("beta_max", "20", "upper end of the beta* search interval [1, beta_max]", 1.0),
+        runner::integer_param("bins", "16", "equal-count entropy bins of the binned protocol", 5),
     };
   }
   std::vector<runner::StreamSpec> streams() const override { return {{"sets", {}}}; }
@@ -51,6 +63,10 @@ public:
       throw BadInput("--n-min, --n-max: powers of two with n_min <= n_max (got " + std::to_string(lo) + ", " +
                      std::to_string(hi) + ")");
     if (hi > (1 << 16)) throw BadInput("--n-max: at most 2^16 (a set is held in memory), got " + std::to_string(hi));
+    const std::int64_t sets = p.integer("samples") * (std::countr_zero(std::uint64_t(hi)) - std::countr_zero(std::uint64_t(lo)) + 1);
+    if (p.integer("bins") > sets)
+      throw BadInput("--bins: at most the number of sets (samples x sizes = " + std::to_string(sets) + "), got " +
+                     std::to_string(p.integer("bins")));
   }
   double estimated_cost(const Point& p) const override {
     return 2.0 * double(p.integer("samples")) * double(p.integer("n_max"));
@@ -59,11 +75,16 @@ public:
     return "SPEC 3 reconstruction: beta* maximises the trained model's probability of the correct class with the "
            "head's softmax(beta e), beta in [1, beta_max], found on a 0.25 grid and refined by golden-section search "
            "to 1e-4; H is the exact entropy at beta = 1; the fit is ordinary least squares of beta* on "
-           "1, H, .., H^4 over every (size, set) pair of the point (no weighting, no gate at H = 0.5).";
+           "1, H, .., H^4 over every (size, set) pair of the point (no weighting, no gate at H = 0.5). Binned "
+           "protocol (ours): sets ordered by H, cut into equal-count bins; per bin the beta on the same 0.25 grid "
+           "maximising the bin's mean ln p(correct) (the smallest beta within 1e-3 nats of the best), refined by the "
+           "parabola through its neighbours; ordinary "
+           "least squares through the bins' (mean H, beta). mean_log_p interpolates each set's ln p linearly "
+           "between grid points.";
   }
 
   Record run(const Point& p, runner::PointContext& ctx) const override {
-    const auto [file, id] = max_retrieval::split_checkpoint(p.text("checkpoint"));
+    const auto [file, id] = max_retrieval::split_model_reference(p.text("checkpoint"));
     const max_retrieval::TrainedModel model = max_retrieval::load_trained_model(file, id);
     const std::size_t samples = std::size_t(p.integer("samples"));
     const double beta_max = p.real("beta_max");
@@ -108,7 +129,40 @@ public:
       ss_fit += (fit[j] - beta_star[j]) * (fit[j] - beta_star[j]);
       ss_paper += (paper[j] - beta_star[j]) * (paper[j] - beta_star[j]);
     }
+    // The binned protocol and the mean ln p(correct) each β(H) rule gives on these sets.
+    std::vector<std::vector<double>> grids(pairs);
+    for (std::size_t j = 0; j < pairs; ++j) grids[j] = std::move(out[j].log_p_grid);
+    const auto bins = max_retrieval::binned_beta(entropy, grids, std::size_t(p.integer("bins")));
+    std::vector<double> bin_entropy, bin_beta, bin_gain;
+    std::vector<std::int64_t> bin_count;
+    for (const auto& b : bins) {
+      bin_entropy.push_back(b.entropy);
+      bin_beta.push_back(b.beta);
+      bin_gain.push_back(b.gain);
+      bin_count.push_back(std::int64_t(b.count));
+    }
+    const std::vector<double> coef_binned = max_retrieval::polyfit(bin_entropy, bin_beta, 4);
+    auto clamp_beta = [&](double b) { return std::clamp(b, 1.0, beta_max); };
+    double lp_one = 0.0, lp_paper = 0.0, lp_fit = 0.0, lp_binned = 0.0;
+    for (std::size_t j = 0; j < pairs; ++j) {
+      const double h = entropy[j];
+      lp_one += grids[j][0];
+      lp_paper += max_retrieval::log_p_at(grids[j], norm::adaptive_beta(h));
+      lp_fit += max_retrieval::log_p_at(grids[j], clamp_beta(fit[j]));
+      lp_binned += max_retrieval::log_p_at(grids[j], clamp_beta(max_retrieval::polyval(coef_binned, h)));
+    }
+
     Record r;
+    r.set_array("bin_entropy", bin_entropy);
+    r.set_array("bin_beta", bin_beta);
+    r.set_array("bin_gain", bin_gain);
+    r.set_array("bin_count", bin_count);
+    r.set_array("coefficients_binned", coef_binned);
+    for (std::size_t k = 0; k < coef_binned.size(); ++k) r.set(std::string("binned_") + kCoefficientNames[k], coef_binned[k]);
+    r.set("mean_log_p.one", lp_one / double(pairs));
+    r.set("mean_log_p.paper", lp_paper / double(pairs));
+    r.set("mean_log_p.fit", lp_fit / double(pairs));
+    r.set("mean_log_p.binned", lp_binned / double(pairs));
     r.set_array("n", n_of);
     r.set_array("entropy", entropy);
     r.set_array("beta_star", beta_star);
@@ -117,8 +171,7 @@ public:
     r.set_array("fit_beta", fit);
     r.set_array("paper_beta", paper);
     r.set_array("coefficients", coef);
-    const char* names[] = {"c4", "c3", "c2", "c1", "c0"};
-    for (std::size_t k = 0; k < coef.size(); ++k) r.set(names[k], coef[k]);
+    for (std::size_t k = 0; k < coef.size(); ++k) r.set(kCoefficientNames[k], coef[k]);
     r.set("rms_fit", std::sqrt(ss_fit / double(pairs)));
     r.set("rms_paper", std::sqrt(ss_paper / double(pairs)));
     r.set_count("pairs", std::int64_t(pairs));
@@ -128,10 +181,4 @@ public:
 
 }  // namespace sharp
 
-int main(int argc, char** argv) {
-  sharp::FitAdaptiveExperiment experiment;
-  sharp::max_retrieval::CheckpointCommandLine line(argc, argv, {});
-  line.resolve();
-  std::vector<char*> args = line.argv();
-  return sharp::runner::run_main(experiment, line.argc(), args.data());
-}
+SHARP_EXPERIMENT_MAIN(sharp::FitAdaptiveExperiment)

@@ -35,10 +35,22 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return parts;
 }
 
+std::string quoted(const std::string& s) {
+  std::string q = "'";
+  q += s;
+  q += '\'';
+  return q;
+}
+
 [[noreturn]] void bad(const ParamSpec& spec, const std::string& what) {
+  // A reason that already says what is allowed (from a parser of the value's own syntax) is enough.
+  if (what.find("(allowed:") != std::string::npos) throw BadInput(spec.flag() + ": " + what);
+  const bool axis = spec.list == ListRole::GridAxis;
   throw BadInput(spec.flag() + ": " + what + " (allowed: " + spec.allowed +
-                 (spec.grid && spec.type != ParamType::Text ? "; a list a,b,c or a range 2^a..2^b" : "") +
-                 (spec.grid && spec.type == ParamType::Text ? "; a comma-separated list" : "") + ")");
+                 (axis && spec.type != ParamType::Text ? "; a list a,b,c or a range 2^a..2^b" : "") +
+                 (axis && spec.type == ParamType::Text ? "; a comma-separated list" : "") +
+                 (spec.list == ListRole::InsidePoint ? "; a list a,b or a+b, evaluated inside each point" : "") +
+                 ")");
 }
 
 bool parse_int(const std::string& s, std::int64_t& out) {
@@ -97,11 +109,66 @@ Value parse_scalar(const ParamSpec& spec, const std::string& item) {
 
 }  // namespace
 
+namespace {
+
+// The items of a list as written, each expanded by the parameter's hook (FILE.h5 -> its models).
+std::vector<std::string> written_items(const ParamSpec& spec, const std::string& text, char sep) {
+  std::vector<std::string> items;
+  for (const std::string& item : split(text, sep)) {
+    if (item.empty()) bad(spec, "empty item in list '" + text + "'");
+    if (!spec.expand) {
+      items.push_back(item);
+      continue;
+    }
+    std::vector<std::string> expanded;
+    try {
+      expanded = spec.expand(item);
+    } catch (const BadInput& e) {
+      bad(spec, "'" + item + "' " + e.what());
+    }
+    if (expanded.empty()) bad(spec, "'" + item + "' stands for no value");
+    items.insert(items.end(), expanded.begin(), expanded.end());
+  }
+  return items;
+}
+
+void check_each(const ParamSpec& spec, const std::vector<Value>& values) {
+  for (const Value& v : values) {
+    if (spec.check) {
+      if (auto err = spec.check(v)) bad(spec, quoted(canonical(v)) + " " + *err);
+    }
+  }
+  std::set<std::string> seen;
+  for (const Value& v : values)
+    if (!seen.insert(canonical(v)).second) bad(spec, "value " + canonical(v) + " is repeated");
+}
+
+// ListRole::InsidePoint: "a,b" or "a+b" is one value "a+b" whose items were checked one by one.
+std::vector<Value> parse_in_point_list(const ParamSpec& spec, const std::string& text) {
+  if (spec.type != ParamType::Text) bad(spec, "an in-point list must be a text parameter");
+  std::string unified = text;
+  std::replace(unified.begin(), unified.end(), ',', kInPointSeparator);
+  std::vector<Value> items;
+  for (const std::string& item : written_items(spec, unified, kInPointSeparator))
+    items.push_back(parse_scalar(spec, item));
+  check_each(spec, items);
+  std::string joined;
+  for (const Value& v : items) {
+    if (!joined.empty()) joined += kInPointSeparator;
+    joined += canonical(v);
+  }
+  return {Value{joined}};
+}
+
+}  // namespace
+
+std::vector<std::string> in_point_items(const std::string& value) { return split(value, kInPointSeparator); }
+
 std::vector<Value> parse_values(const ParamSpec& spec, const std::string& text) {
   if (trim(text).empty()) bad(spec, "empty value");
+  if (spec.list == ListRole::InsidePoint) return parse_in_point_list(spec, text);
   std::vector<Value> values;
-  for (const std::string& item : split(text, ',')) {
-    if (item.empty()) bad(spec, "empty item in list '" + text + "'");
+  for (const std::string& item : written_items(spec, text, ',')) {
     const auto dots = item.find("..");
     if (dots != std::string::npos && spec.type != ParamType::Text) {
       const std::string lo = trim(item.substr(0, dots)), hi = trim(item.substr(dots + 2));
@@ -114,15 +181,9 @@ std::vector<Value> parse_values(const ParamSpec& spec, const std::string& text) 
       values.push_back(parse_scalar(spec, item));
     }
   }
-  for (const Value& v : values) {
-    if (spec.check) {
-      if (auto err = spec.check(v)) bad(spec, "'" + canonical(v) + "' " + *err);
-    }
-  }
-  std::set<std::string> seen;
-  for (const Value& v : values)
-    if (!seen.insert(canonical(v)).second) bad(spec, "value " + canonical(v) + " is repeated");
-  if (!spec.grid && values.size() != 1) bad(spec, "takes exactly one value, got " + std::to_string(values.size()));
+  check_each(spec, values);
+  if (spec.list == ListRole::SingleValue && values.size() != 1)
+    bad(spec, "takes exactly one value, got " + std::to_string(values.size()));
   return values;
 }
 
@@ -172,7 +233,10 @@ Grid::Grid(std::string experiment, std::vector<Axis> axes)
   std::map<std::string, std::string> sorted;
   for (const Axis& a : axes_) {
     std::string list;
-    for (const Value& v : a.values) list += (list.empty() ? "" : ",") + canonical(v);
+    for (const Value& v : a.values) {
+      if (!list.empty()) list += ',';
+      list += canonical(v);
+    }
     sorted[a.spec.name] = list;
   }
   config_text_ = "experiment = " + experiment_ + "\nschema = " + kSchema + "\n";

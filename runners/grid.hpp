@@ -13,9 +13,13 @@ namespace sharp::runner {
 inline constexpr const char* kSchema = "sharp/1";
 
 // Parses a flag's text: a comma-separated list of values or ranges 2^a..2^b (powers of two, a <= b;
-// a single 2^k too). Throws BadInput naming the flag and what is allowed. Values are validated with
-// spec.check; duplicates and more than one value for a non-grid parameter are errors.
+// a single 2^k too), each item first expanded by spec.expand when set. Throws BadInput naming the
+// flag and what is allowed. Values are validated with spec.check; duplicates and more than one value
+// for a SingleValue parameter are errors. An InsidePoint parameter gives one value, "a+b".
 std::vector<Value> parse_values(const ParamSpec& spec, const std::string& text);
+
+// The items of an InsidePoint value: "softmax+adaptive" -> {"softmax", "adaptive"}.
+std::vector<std::string> in_point_items(const std::string& value);
 
 struct Axis {
   ParamSpec spec;

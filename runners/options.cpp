@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -47,8 +48,12 @@ std::string make_help(const Experiment& e, const std::vector<ParamSpec>& params)
     else left += "\n" + std::string(24, ' ');
     h << left << wrap(text, 24, 78) << "\n";
   };
-  for (const ParamSpec& p : params)
-    row(p.flag() + " LIST", p.help + " [default " + p.default_value + "; " + p.allowed + "]");
+  for (const ParamSpec& p : params) {
+    const bool inside = p.list == ListRole::InsidePoint;
+    row(p.flag() + (p.list == ListRole::SingleValue ? " VALUE" : " LIST"),
+        p.help + (inside ? " (a list here is evaluated inside each point, not a grid axis)" : "") + " [default " +
+            p.default_value + "; " + p.allowed + "]");
+  }
   h << "\nOptions:\n";
   row("--config FILE", "read parameters and options from a config file ('n = 2^4..2^10', one per line; flags on the command line win)");
   row("--out PATH.h5", "merged result file [default results/" + e.name() + ".h5]; finished points go to PATH.h5.parts/");
@@ -117,6 +122,38 @@ void check_output_path(const std::string& out) {
   fs::remove(probe, ec);
 }
 
+// A config file: "key = value" per line (key as the flag without dashes; '_' and '-' alike), blank
+// lines, and comments from a '#' at the start of a line or after a blank, so that a value may hold
+// '#' (FILE.h5#ID). Boost's own reader cuts every line at the first '#', hence this one.
+po::parsed_options read_config_file(const std::string& file, const po::options_description& desc) {
+  std::ifstream in(file);
+  if (!in) throw BadInput("--config: cannot read '" + file + "' (allowed: a readable config file, 'key = value' per line)");
+  po::parsed_options parsed(&desc);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    for (std::size_t i = 0; i < line.size(); ++i)
+      if (line[i] == '#' && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t')) {
+        line.resize(i);
+        break;
+      }
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos) continue;
+    const auto eq = line.find('=');
+    const std::string where = "--config " + file + " line " + std::to_string(number);
+    if (eq == std::string::npos) throw BadInput(where + ": expected 'key = value', got '" + line.substr(first) + "'");
+    auto strip = [](std::string t) {
+      const auto a = t.find_first_not_of(" \t\r"), b = t.find_last_not_of(" \t\r");
+      return a == std::string::npos ? std::string() : t.substr(a, b - a + 1);
+    };
+    std::string key = strip(line.substr(0, eq));
+    std::replace(key.begin(), key.end(), '_', '-');
+    if (!desc.find_nothrow(key, false) || key == "config" || key == "help")
+      throw BadInput(where + ": unknown flag '--" + key + "' (see --help)");
+    parsed.options.emplace_back(key, std::vector<std::string>{strip(line.substr(eq + 1))});
+  }
+  return parsed;
+}
+
 }  // namespace
 
 std::string shell_quote_command(int argc, const char* const* argv) {
@@ -153,12 +190,7 @@ Invocation parse_command_line(const Experiment& experiment, int argc, const char
     po::store(po::command_line_parser(argc, argv).options(desc).style(
                   po::command_line_style::unix_style & ~po::command_line_style::allow_guessing).run(),
               vm);
-    if (vm.count("config")) {
-      const std::string file = vm["config"].as<std::string>();
-      std::ifstream in(file);
-      if (!in) throw BadInput("--config: cannot read '" + file + "' (allowed: a readable config file, 'key = value' per line)");
-      po::store(po::parse_config_file(in, desc, false), vm);  // command line values win
-    }
+    if (vm.count("config")) po::store(read_config_file(vm["config"].as<std::string>(), desc), vm);  // command line wins
   } catch (const po::unknown_option& e) {
     throw BadInput("unknown flag '" + e.get_option_name() + "' (see sharp-" + experiment.name() + " --help)");
   } catch (const po::error& e) {

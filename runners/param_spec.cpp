@@ -3,6 +3,18 @@
 #include <algorithm>
 
 namespace sharp::runner {
+namespace {
+
+ParamSpec base_param(std::string name, ParamType type, std::string default_value, std::string help) {
+  ParamSpec p;
+  p.name = std::move(name);
+  p.type = type;
+  p.default_value = std::move(default_value);
+  p.help = std::move(help);
+  return p;
+}
+
+}  // namespace
 
 std::string ParamSpec::flag() const {
   std::string f = "--" + name;
@@ -12,7 +24,7 @@ std::string ParamSpec::flag() const {
 
 ParamSpec integer_param(std::string name, std::string default_value, std::string help,
                         std::int64_t minimum) {
-  ParamSpec p{std::move(name), ParamType::Integer, std::move(default_value), std::move(help)};
+  ParamSpec p = base_param(std::move(name), ParamType::Integer, std::move(default_value), std::move(help));
   p.allowed = "integers >= " + std::to_string(minimum);
   p.check = [minimum](const Value& v) -> std::optional<std::string> {
     if (std::get<std::int64_t>(v) < minimum) return "must be >= " + std::to_string(minimum);
@@ -22,7 +34,7 @@ ParamSpec integer_param(std::string name, std::string default_value, std::string
 }
 
 ParamSpec real_param(std::string name, std::string default_value, std::string help) {
-  ParamSpec p{std::move(name), ParamType::Real, std::move(default_value), std::move(help)};
+  ParamSpec p = base_param(std::move(name), ParamType::Real, std::move(default_value), std::move(help));
   p.allowed = "finite reals";
   p.check = [](const Value&) -> std::optional<std::string> { return std::nullopt; };
   return p;
@@ -52,7 +64,7 @@ ParamSpec real_param_at_least(std::string name, std::string default_value, std::
 
 ParamSpec text_param(std::string name, std::string default_value, std::string help,
                      std::vector<std::string> choices) {
-  ParamSpec p{std::move(name), ParamType::Text, std::move(default_value), std::move(help)};
+  ParamSpec p = base_param(std::move(name), ParamType::Text, std::move(default_value), std::move(help));
   std::string list;
   for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
   p.allowed = "one of: " + list;

@@ -11,6 +11,15 @@
 
 namespace sharp::runner {
 
+// What a comma-separated list of this parameter means.
+enum class ListRole {
+  GridAxis,     // one grid point per value (the usual)
+  SingleValue,  // exactly one value
+  InsidePoint,  // the whole list is ONE value, evaluated inside each point (e.g. normalisers compared
+                // on the same samples); stored as the items joined by kInPointSeparator
+};
+inline constexpr char kInPointSeparator = '+';
+
 struct ParamSpec {
   std::string name;           // as stored in files, e.g. "d_model"; the flag is --d-model
   ParamType type = ParamType::Real;
@@ -20,7 +29,11 @@ struct ParamSpec {
   std::vector<std::string> choices;  // Text parameters: the allowed words (empty = any)
   // Returns an error text ("must be > 0") when a single value is invalid.
   std::function<std::optional<std::string>(const Value&)> check;
-  bool grid = true;           // a list forms a grid axis; false = exactly one value
+  ListRole list = ListRole::GridAxis;
+  // Optional: one written item stands for several values, e.g. a training file for every model in
+  // it (FILE.h5 -> FILE.h5#ID1, FILE.h5#ID2). Applied to every item of the list (and to the default)
+  // before parsing; throws sharp::BadInput with the reason when the item cannot be expanded.
+  std::function<std::vector<std::string>(const std::string& item)> expand;
 
   std::string flag() const;   // "--d-model"
 };

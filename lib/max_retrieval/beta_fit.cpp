@@ -20,7 +20,10 @@ class CorrectClassProbability {
       : layout_(layout), params_(params), h_(h), e_(e), label_(label), c_(layout.config.width),
         z_(layout.head.d), logits_(kClasses) {}
 
-  double operator()(double beta) {
+  double operator()(double beta) { return std::exp(log_p(beta)); }
+
+  // ln p_correct(β), without the underflow of ln(exp(·)) for a confidently wrong model.
+  double log_p(double beta) {
     const std::size_t n = e_.size(), W = layout_.config.width;
     double m = -INFINITY;
     for (float x : e_) m = std::max(m, beta * double(x));
@@ -39,7 +42,7 @@ class CorrectClassProbability {
     double lm = -INFINITY, ls = 0.0;
     for (float l : logits_) lm = std::max(lm, double(l));
     for (float l : logits_) ls += std::exp(double(l) - lm);
-    return std::exp(double(logits_[std::size_t(label_)]) - lm) / ls;
+    return double(logits_[std::size_t(label_)]) - lm - std::log(ls);
   }
 
  private:
@@ -83,13 +86,15 @@ BetaStar best_beta(const ModelLayout& layout, const float* params, std::uint64_t
     r.entropy = std::log(s) - t / s;
   }
   CorrectClassProbability p(layout, params, h, e, r.label);
-  r.p_one = p(1.0);
   // Grid, then golden section between the best grid point's neighbours.
-  constexpr double kGrid = 0.25;
+  constexpr double kGrid = kBetaGridStep;
+  for (std::size_t k = 0; 1.0 + double(k) * kGrid <= beta_max + 1e-12; ++k)
+    r.log_p_grid.push_back(p.log_p(1.0 + double(k) * kGrid));
+  r.p_one = std::exp(r.log_p_grid[0]);
   double best = 1.0, best_p = r.p_one;
-  for (double b = 1.0 + kGrid; b <= beta_max + 1e-12; b += kGrid) {
-    const double pb = p(b);
-    if (pb > best_p) best = b, best_p = pb;
+  for (std::size_t k = 1; k < r.log_p_grid.size(); ++k) {
+    const double pb = std::exp(r.log_p_grid[k]);
+    if (pb > best_p) best = 1.0 + double(k) * kGrid, best_p = pb;
   }
   double lo = std::max(1.0, best - kGrid), hi = std::min(beta_max, best + kGrid);
   const double phi = (std::sqrt(5.0) - 1.0) / 2.0;
@@ -109,6 +114,59 @@ BetaStar best_beta(const ModelLayout& layout, const float* params, std::uint64_t
   r.beta_star = best;
   r.p_star = best_p;
   return r;
+}
+
+double log_p_at(const std::vector<double>& log_p_grid, double beta) {
+  if (log_p_grid.empty()) throw BadInput("log_p_at: empty grid");
+  const double x = std::clamp((beta - 1.0) / kBetaGridStep, 0.0, double(log_p_grid.size() - 1));
+  const std::size_t k = std::min(std::size_t(x), log_p_grid.size() - 1);
+  if (k + 1 == log_p_grid.size()) return log_p_grid[k];
+  const double f = x - double(k);
+  return (1.0 - f) * log_p_grid[k] + f * log_p_grid[k + 1];
+}
+
+std::vector<EntropyBin> binned_beta(const std::vector<double>& entropy,
+                                    const std::vector<std::vector<double>>& log_p_grids, std::size_t bins) {
+  const std::size_t S = entropy.size();
+  if (bins < 1 || bins > S || log_p_grids.size() != S)
+    throw BadInput("binned_beta: " + std::to_string(bins) + " bins for " + std::to_string(S) + " sets");
+  std::vector<std::size_t> order(S);
+  for (std::size_t i = 0; i < S; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return entropy[a] < entropy[b]; });
+  const std::size_t G = log_p_grids[0].size();
+  std::vector<EntropyBin> out(bins);
+  std::size_t next = 0;
+  for (std::size_t b = 0; b < bins; ++b) {
+    EntropyBin& bin = out[b];
+    bin.count = S / bins + (b < S % bins ? 1 : 0);
+    std::vector<double> mean_log_p(G, 0.0);
+    for (std::size_t j = next; j < next + bin.count; ++j) {
+      const std::size_t i = order[j];
+      if (log_p_grids[i].size() != G) throw BadInput("binned_beta: grids of different lengths");
+      bin.entropy += entropy[i];
+      for (std::size_t g = 0; g < G; ++g) mean_log_p[g] += log_p_grids[i][g];
+    }
+    next += bin.count;
+    bin.entropy /= double(bin.count);
+    for (double& v : mean_log_p) v /= double(bin.count);
+    std::size_t best = 0;
+    for (std::size_t g = 1; g < G; ++g)
+      if (mean_log_p[g] > mean_log_p[best]) best = g;
+    // The least sharpening within kBinGainTolerance of the best: bins the head already gets right
+    // (H ≈ 0, p ≈ 1) are flat in β, and their argmax would be noise.
+    std::size_t k = 0;
+    while (mean_log_p[k] < mean_log_p[best] - kBinGainTolerance) ++k;
+    // Vertex of the parabola through the best grid point and its neighbours (interior maxima only).
+    double offset = 0.0;
+    if (k == best && k > 0 && k + 1 < G) {
+      const double a = mean_log_p[k - 1], c = mean_log_p[k], d = mean_log_p[k + 1];
+      const double curvature = a - 2.0 * c + d;
+      if (curvature < 0.0) offset = std::clamp(0.5 * (a - d) / curvature, -0.5, 0.5);
+    }
+    bin.beta = 1.0 + (double(k) + offset) * kBetaGridStep;
+    bin.gain = mean_log_p[k] - mean_log_p[0];
+  }
+  return out;
 }
 
 std::vector<double> polyfit(const std::vector<double>& x, const std::vector<double>& y, int degree) {

@@ -71,4 +71,38 @@ TrainedModel load_trained_model(const std::string& path, const std::string& id) 
   return m;
 }
 
+std::pair<std::string, std::string> split_model_reference(const std::string& reference) {
+  const auto hash = reference.rfind('#');
+  if (hash == std::string::npos) return {reference, ""};
+  return {reference.substr(0, hash), reference.substr(hash + 1)};
+}
+
+std::vector<std::string> model_references(const std::string& item) {
+  if (item.find('#') != std::string::npos) return {item};
+  std::vector<std::string> out;
+  try {
+    h5::SilenceErrors quiet;
+    for (const std::string& id : trained_model_ids(item)) out.push_back(item + "#" + id);
+  } catch (const BadInput& e) {
+    throw BadInput(std::string("cannot be read: ") + e.what());
+  } catch (const h5::Error&) {
+    throw BadInput("cannot be read as HDF5");
+  }
+  return out;
+}
+
+std::optional<std::string> model_reference_error(const std::string& reference) {
+  const auto [file, id] = split_model_reference(reference);
+  try {
+    h5::SilenceErrors quiet;
+    const auto ids = trained_model_ids(file);
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) return "names no model of '" + file + "'";
+  } catch (const BadInput& e) {
+    return std::string("cannot be read: ") + e.what();
+  } catch (const h5::Error&) {
+    return "cannot be read as HDF5";
+  }
+  return std::nullopt;
+}
+
 }  // namespace sharp::max_retrieval

@@ -100,6 +100,13 @@ class TrainThenEval(unittest.TestCase):
         with h5py.File(c, "r") as f:
             self.assertEqual(len(f["points/id"]), 2)
             self.assertIn("accuracy.entmax15", f["points"])
+        # In a config file, FILE.h5#ID is one model too ('#' after a blank starts a comment).
+        d = self.path("d.h5")
+        with open(cfg, "w") as fh:
+            fh.write(f"checkpoint = {one}   # the second seed\nn = 32\nsamples = 16\n")
+        run("sharp-eval-max", "--config", cfg, "--out", d, "--quiet", check=0)
+        with h5py.File(d, "r") as f:
+            self.assertEqual(set(f["points/params/checkpoint"].asstr()[()]), {one})
 
     def test_bad_input_is_one_line_and_exit_2(self):
         for args, needle in [(["--checkpoint", self.path("missing.h5")], "--checkpoint"),

@@ -57,12 +57,58 @@ TEST(BestBeta, IsInRangeAndBeatsBetaOneAndTheGrid) {
     EXPECT_GE(b.p_star, b.p_one);
     EXPECT_GT(b.entropy, 0.0);
     EXPECT_LE(b.entropy, std::log(64.0) + 1e-12);
+    ASSERT_EQ(b.log_p_grid.size(), 77u);   // β = 1, 1.25, …, 20
+    EXPECT_NEAR(std::exp(b.log_p_grid[0]), b.p_one, 1e-15);
+    EXPECT_NEAR(log_p_at(b.log_p_grid, 1.0), std::log(b.p_one), 1e-12);
     // No β on a finer grid does better (beyond the search tolerance).
     for (double beta = 1.0; beta <= 20.0; beta += 0.1) {
       const BetaStar at = best_beta(layout, params.data(), set_sample_key(11, std::int64_t(s)), 64, beta);
       EXPECT_LE(at.p_star, b.p_star + 1e-6);
     }
   }
+}
+
+// Sets whose ln p(β) is a concave parabola with its peak at a known β: bins of sets with one
+// common peak recover it exactly (the parabola through three grid points is the parabola), the
+// bins are ordered by entropy with equal counts, and the gain is the bin's improvement over β = 1.
+TEST(BinnedBeta, RecoversTheCommonPeakOfEachEntropyLevel) {
+  auto grid_of = [](double peak, double scale) {
+    std::vector<double> g;
+    for (std::size_t k = 0; k < 77; ++k) {
+      const double beta = 1.0 + 0.25 * double(k);
+      g.push_back(-scale * (beta - peak) * (beta - peak));
+    }
+    return g;
+  };
+  std::vector<double> entropy;
+  std::vector<std::vector<double>> grids;
+  // Entropy levels 0.5 (peak 1: β = 1 is best), 2 (peak 3.1), 4 (peak 7.3): 7, 7, 6 sets, interleaved.
+  const double levels[3][2] = {{0.5, 1.0}, {2.0, 3.1}, {4.0, 7.3}};
+  for (int i = 0; i < 20; ++i) {
+    const auto& L = levels[i % 3];
+    entropy.push_back(L[0] + 1e-3 * double(i % 5));
+    grids.push_back(grid_of(L[1], 1.0 + 0.1 * double(i % 4)));
+  }
+  const auto bins = binned_beta(entropy, grids, 3);
+  ASSERT_EQ(bins.size(), 3u);
+  EXPECT_EQ(bins[0].count, 7u);
+  EXPECT_EQ(bins[1].count, 7u);
+  EXPECT_EQ(bins[2].count, 6u);
+  EXPECT_LT(bins[0].entropy, 1.0);
+  EXPECT_NEAR(bins[1].entropy, 2.0, 0.01);
+  EXPECT_NEAR(bins[2].entropy, 4.0, 0.01);
+  EXPECT_DOUBLE_EQ(bins[0].beta, 1.0);
+  EXPECT_NEAR(bins[1].beta, 3.1, 1e-12);
+  EXPECT_NEAR(bins[2].beta, 7.3, 1e-12);
+  EXPECT_DOUBLE_EQ(bins[0].gain, 0.0);
+  EXPECT_GT(bins[2].gain, bins[1].gain);
+  EXPECT_THROW(binned_beta(entropy, grids, 0), sharp::BadInput);
+  EXPECT_THROW(binned_beta(entropy, grids, 21), sharp::BadInput);
+  // Linear interpolation between grid points, clamped at the ends.
+  const auto g = grid_of(3.0, 1.0);
+  EXPECT_NEAR(log_p_at(g, 1.125), 0.5 * (g[0] + g[1]), 1e-15);
+  EXPECT_EQ(log_p_at(g, 0.5), g[0]);
+  EXPECT_EQ(log_p_at(g, 25.0), g.back());
 }
 
 }  // namespace

@@ -89,8 +89,53 @@ TEST(GridParser, BadValuesNameTheFlagAndWhatIsAllowed) {
   EXPECT_NE(msg(n_spec, "2^5..2^3").find("reversed"), std::string::npos);
   EXPECT_NE(msg(n_spec, "0").find(">= 1"), std::string::npos);
   for (const char* text : {"0", "-1", "nan", "inf", "x"}) EXPECT_NE(msg(theta_spec, text), "") << text;
-  const ParamSpec one = [] { auto p = integer_param("trials", "1", "t", 1); p.grid = false; return p; }();
+  const ParamSpec one = [] { auto p = integer_param("trials", "1", "t", 1); p.list = ListRole::SingleValue; return p; }();
   EXPECT_NE(msg(one, "1,2").find("exactly one"), std::string::npos);
+}
+
+TEST(GridParser, InsidePointListIsOneValueCheckedItemByItem) {
+  ParamSpec list = text_param("normaliser", "softmax", "normalisers", {"softmax", "adaptive", "sparsemax"});
+  list.list = ListRole::InsidePoint;
+  for (const char* text : {"softmax,adaptive", "softmax+adaptive", " softmax , adaptive "}) {
+    const auto v = parse_values(list, text);
+    ASSERT_EQ(v.size(), 1u) << text;
+    EXPECT_EQ(std::get<std::string>(v[0]), "softmax+adaptive");
+    EXPECT_EQ(in_point_items(std::get<std::string>(v[0])), (std::vector<std::string>{"softmax", "adaptive"}));
+  }
+  auto msg = [&](const char* text) {
+    try {
+      parse_values(list, text);
+    } catch (const BadInput& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(msg("softmax,bogus").find("unknown value 'bogus'"), std::string::npos);
+  EXPECT_NE(msg("softmax+softmax").find("repeated"), std::string::npos);
+  EXPECT_NE(msg("softmax,,adaptive").find("empty item"), std::string::npos);
+  EXPECT_NE(msg("softmax,").find("--normaliser"), std::string::npos);
+}
+
+TEST(GridParser, ExpandTurnsOneItemIntoSeveralValuesOrOneClearError) {
+  ParamSpec files = text_param("checkpoint", "a.h5", "models", {});
+  files.expand = [](const std::string& item) -> std::vector<std::string> {
+    if (item == "missing.h5") throw BadInput("cannot be read: no such file");
+    if (item.find('#') != std::string::npos) return {item};
+    return {item + "#1", item + "#2"};
+  };
+  const auto v = parse_values(files, "a.h5,b.h5#7");
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(std::get<std::string>(v[0]), "a.h5#1");
+  EXPECT_EQ(std::get<std::string>(v[1]), "a.h5#2");
+  EXPECT_EQ(std::get<std::string>(v[2]), "b.h5#7");
+  try {
+    parse_values(files, "a.h5,missing.h5");
+    FAIL() << "no error";
+  } catch (const BadInput& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("--checkpoint: 'missing.h5' cannot be read: no such file"), std::string::npos) << m;
+  }
+  EXPECT_THROW(parse_values(files, "a.h5,a.h5#1"), BadInput);  // a.h5#1 twice
 }
 
 TEST(CommandLine, EveryBadInputOfTheIssueIsOneClearError) {
@@ -124,6 +169,16 @@ TEST(CommandLine, ConfigFileGivesValuesAndTheCommandLineWins) {
   EXPECT_EQ(inv.grid->points()[0].real("theta"), 2.0);
   std::ofstream(cfg) << "nonsense = 3\n";
   EXPECT_NE(error_of({"--config", cfg}).find("unknown flag"), std::string::npos);
+  std::ofstream(cfg) << "n = 4\nlogits one-hot\n";
+  EXPECT_NE(error_of({"--config", cfg}).find("line 2: expected 'key = value'"), std::string::npos);
+  // '#' starts a comment at the start of a line or after a blank only: values may hold '#'
+  // (FILE.h5#ID); underscores and dashes in keys are alike.
+  std::ofstream(cfg) << "#comment\nlogits=one-hot # law\nn = 2^2#3   # not a valid n\n";
+  EXPECT_NE(error_of({"--config", cfg}).find("'2^2#3'"), std::string::npos);
+  std::ofstream(cfg) << "n = 2^2 # four\ncheckpoint_every = 5\n";
+  const Invocation with_comments = parse({"--config", cfg, "--dry-run"});
+  EXPECT_EQ(with_comments.grid->points()[0].integer("n"), 4);
+  EXPECT_EQ(with_comments.options.checkpoint_every, 5.0);
   std::filesystem::remove_all(dir);
 }
 
