@@ -17,15 +17,25 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # works from any cwd
 
 import common  # noqa: E402
+import fig_attention_maps  # noqa: E402
+import fig_beta_polynomial  # noqa: E402
 import fig_dispersion  # noqa: E402
 import fig_entropy_temperature  # noqa: E402
+import fig_head_entropy  # noqa: E402
+import fig_max_accuracy  # noqa: E402
 import fig_weight_bound  # noqa: E402
+import max_accuracy_table  # noqa: E402
 
 # (figure name, input file in RESULTS_DIR, make(path, outdir) -> list of paths written)
 FIGURES = [
     ("dispersion", fig_dispersion.INPUT_FILE, fig_dispersion.make),
     ("weight_bound", fig_weight_bound.INPUT_FILE, fig_weight_bound.make),
     ("entropy_temperature", fig_entropy_temperature.INPUT_FILE, fig_entropy_temperature.make),
+    ("attention_maps", fig_attention_maps.INPUT_FILE, fig_attention_maps.make),
+    ("max_accuracy", fig_max_accuracy.INPUT_FILE, fig_max_accuracy.make),
+    ("max_accuracy_table", max_accuracy_table.INPUT_FILE, max_accuracy_table.make),
+    ("head_entropy", fig_head_entropy.INPUT_FILE, fig_head_entropy.make),
+    ("beta_polynomial", fig_beta_polynomial.INPUT_FILE, fig_beta_polynomial.make),
 ]
 
 

@@ -3,7 +3,7 @@ strings as the C++ writer makes them, int64 / float64 columns, every root attrib
 metrics computed from the closed forms of SPEC §2 so that figures drawn from them look like the
 real ones. Used by the tests; also handy by hand:
 
-    /usr/bin/python3 analysis/tests/synthetic.py OUTDIR   # writes the three files into OUTDIR
+    /usr/bin/python3 analysis/tests/synthetic.py OUTDIR   # writes every file into OUTDIR
 """
 from __future__ import annotations
 
@@ -194,10 +194,143 @@ def write_entropy_temperature(path, ns=(16, 256, 4096), laws=("uniform", "gaussi
     return write_result(path, "entropy-temperature", grid, cols, arrays=arrays)
 
 
+# ---- max retrieval (SPEC §4): eval-max and fit-adaptive files
+
+PAPER_COEFFICIENTS = (-0.037, 0.481, -2.3, 4.917, -1.791)  # SPEC §3, highest degree first
+
+
+def adaptive_beta(h: float) -> float:
+    """SPEC §3: max(β(H), 1) when H > 0.5, else 1."""
+    return max(float(np.polyval(PAPER_COEFFICIENTS, h)), 1.0) if h > 0.5 else 1.0
+
+
+def wilson(correct: int, total: int, z: float = 1.959963984540054):
+    """Wilson score interval, written out independently of analysis/max_retrieval.py."""
+    p = correct / total
+    centre = (2 * correct + z * z) / (2 * (total + z * z))
+    half = z * np.sqrt(total * p * (1 - p) + z * z / 4) / (total + z * z)
+    return centre - half, centre + half
+
+
+def eval_max_point(n: int, train_seed: int, seed: int, samples: int, normalisers, map_samples: int,
+                   map_items: int):
+    """Per-sample results of one (model, n, seed) point. Sets depend on (seed, n) only, as in
+    sharp-eval-max; the model's logit scale (its sharpness) and its errors depend on train_seed.
+    Logits e_i = scale·priority_i; adaptive applies SPEC §3's β to the same logits."""
+    sets = np.random.default_rng([seed, n])
+    luck = np.random.default_rng([train_seed, seed, n])
+    scale = 50.0 + 5.0 * train_seed
+    out = {f"{what}.{x}": [] for x in normalisers
+           for what in ("correct", "entropy", "beta", "weight_on_max", "map")}
+    out["labels"] = sets.integers(0, 10, samples)
+    draws = luck.uniform(0, 1, samples)  # one draw per set, shared by the normalisers: paired
+    for s in range(samples):
+        priority = sets.uniform(0, 1, n)
+        order = np.argsort(-priority, kind="stable")
+        z = scale * priority
+        h1 = entropy(softmax(z))
+        for x in normalisers:
+            beta = adaptive_beta(h1) if x == "adaptive" else 1.0
+            p = softmax(beta * z)
+            w = float(p[order[0]])
+            out[f"correct.{x}"].append(int(draws[s] < 0.1 + 0.9 * w ** 0.3))
+            out[f"entropy.{x}"].append(entropy(p))
+            out[f"beta.{x}"].append(beta)
+            out[f"weight_on_max.{x}"].append(w)
+            if s < map_samples:
+                out[f"map.{x}"].append(p[order[:map_items]])
+    arrays = {}
+    for name, values in out.items():
+        if name.startswith("map.") and map_samples == 0:
+            continue  # sharp-eval-max with --map-samples 0 stores no maps
+        if name.startswith("map."):
+            arrays[name] = np.array(values, dtype=np.float64).reshape(map_samples, -1)
+        elif name.startswith("correct.") or name == "labels":
+            arrays[name] = np.asarray(values, dtype=np.int64)
+        else:
+            arrays[name] = np.asarray(values, dtype=np.float64)
+    return arrays
+
+
+def write_eval_max(path, ns=(16, 64, 256, 1024), train_seeds=(1, 2, 3), seeds=(1,), samples=48,
+                   normalisers=("softmax", "adaptive"), map_samples=8, map_items=16, train_n=16,
+                   attrs: dict | None = None):
+    """An "eval-max" file: one point per (checkpoint, n, seed), every normaliser inside each point
+    on the same samples. Checkpoints are "train-max.h5#<id>" of made-up training points."""
+    checkpoints = {s: "train-max.h5#" + point_id("train-max", {"seed": s}) for s in train_seeds}
+    grid = [dict(checkpoint=checkpoints[t], n=int(n), normaliser="+".join(normalisers),
+                 samples=int(samples), chunk=512, map_samples=int(map_samples),
+                 map_items=int(map_items), seed=int(e))
+            for t, n, e in itertools.product(train_seeds, ns, seeds)]
+    models = [t for t, _, _ in itertools.product(train_seeds, ns, seeds)]
+    cols: dict = {"train_n": [], "train_seed": []}
+    arrays = {}
+    for index, (p, t) in enumerate(zip(grid, models)):
+        a = eval_max_point(p["n"], t, p["seed"], samples, normalisers, map_samples,
+                           min(map_items, p["n"]))
+        arrays[index] = a
+        cols["train_n"].append(train_n)
+        cols["train_seed"].append(t)
+        for x in normalisers:
+            k = int(a[f"correct.{x}"].sum())
+            low, high = wilson(k, samples)
+            for name, value in (("accuracy", k / samples), ("ci_low", low), ("ci_high", high),
+                                ("correct", k), ("entropy", a[f"entropy.{x}"].mean()),
+                                ("weight_on_max", a[f"weight_on_max.{x}"].mean()),
+                                ("beta", a[f"beta.{x}"].mean())):
+                cols.setdefault(f"{name}.{x}", []).append(value)
+    cols = {k: np.asarray(v, dtype=np.int64 if k.startswith("correct.") or k.startswith("train_")
+                          else np.float64) for k, v in cols.items()}
+    return write_result(path, "eval-max", grid, cols, arrays=arrays, attrs=attrs)
+
+
+def write_fit_adaptive(path, train_seeds=(1, 2, 3), ns=(16, 64, 256, 1024), samples=24,
+                       beta_max=20.0, binned=False, bins=10):
+    """A "fit-adaptive" file: per model, (H, β*) pairs from a smooth rising law with noise,
+    clipped to [1, β_max] like the real search, our degree-4 least-squares fit, the paper's
+    polynomial, and with `binned` the second protocol's per-bin β and its fit."""
+    grid = [dict(checkpoint="train-max.h5#" + point_id("train-max", {"seed": t}),
+                 n_min=int(min(ns)), n_max=int(max(ns)), samples=int(samples),
+                 beta_max=float(beta_max), seed=1) for t in train_seeds]
+    cols = {k: [] for k in ("c0", "c1", "c2", "c3", "c4", "rms_fit", "rms_paper", "pairs")}
+    arrays = {}
+    for index, t in enumerate(train_seeds):
+        rng = np.random.default_rng([t, 99])
+        n_of = np.repeat(np.asarray(ns, dtype=np.float64), samples)
+        h = rng.uniform(0, 1, n_of.size) * 0.45 * np.log(n_of)
+        beta_star = np.clip(1 + 9 * h - 1.6 * h * h + rng.normal(0, 1.5, h.size), 1, beta_max)
+        coefficients = np.polyfit(h, beta_star, 4)
+        fit, paper = np.polyval(coefficients, h), np.polyval(PAPER_COEFFICIENTS, h)
+        p_one = rng.uniform(0.2, 0.9, h.size)
+        arrays[index] = {"n": n_of, "entropy": h, "beta_star": beta_star,
+                         "p_star": np.minimum(1.0, p_one + 0.05), "p_one": p_one,
+                         "fit_beta": fit, "paper_beta": paper, "coefficients": coefficients}
+        if binned:
+            edges = np.linspace(0, h.max() * (1 + 1e-9), bins + 1)
+            which = np.digitize(h, edges) - 1
+            used = [b for b in range(bins) if np.any(which == b)]
+            bin_h = np.array([h[which == b].mean() for b in used])
+            bin_beta = np.array([np.median(beta_star[which == b]) for b in used])
+            count = np.array([int(np.sum(which == b)) for b in used], dtype=np.int64)
+            arrays[index].update(bin_entropy=bin_h, bin_beta=bin_beta, bin_count=count,
+                                 coefficients_binned=np.polyfit(bin_h, bin_beta, 4))
+        for k, c in zip(("c4", "c3", "c2", "c1", "c0"), coefficients):
+            cols[k].append(c)
+        cols["rms_fit"].append(float(np.sqrt(np.mean((fit - beta_star) ** 2))))
+        cols["rms_paper"].append(float(np.sqrt(np.mean((paper - beta_star) ** 2))))
+        cols["pairs"].append(h.size)
+    cols["pairs"] = np.asarray(cols["pairs"], dtype=np.int64)
+    return write_result(path, "fit-adaptive", grid, cols, arrays=arrays)
+
+
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(out, exist_ok=True)
     write_bounds(os.path.join(out, "bounds.h5"), ns=tuple(2 ** k for k in range(1, 21)))
     write_weight_bound(os.path.join(out, "weight-bound.h5"), trials=300)
     write_entropy_temperature(os.path.join(out, "entropy-temperature.h5"))
-    print(f"wrote bounds.h5, weight-bound.h5, entropy-temperature.h5 into {out}")
+    write_eval_max(os.path.join(out, "eval-max.h5"), ns=tuple(2 ** k for k in range(4, 13)),
+                   samples=128, map_samples=32)
+    write_fit_adaptive(os.path.join(out, "fit-adaptive.h5"), binned=True)
+    print(f"wrote bounds.h5, weight-bound.h5, entropy-temperature.h5, eval-max.h5, "
+          f"fit-adaptive.h5 into {out}")

@@ -25,12 +25,15 @@ FIGURE_MODULES = [fig_dispersion, fig_weight_bound, fig_entropy_temperature]
 
 @pytest.fixture(scope="module")
 def results_dir(tmp_path_factory):
-    """One directory with all three synthetic result files, written once per module."""
+    """One directory with every synthetic result file make_figures.py reads, written once per
+    module (the max-retrieval files small: their own tests are in test_max_retrieval.py)."""
     d = tmp_path_factory.mktemp("results")
     synthetic.write_bounds(d / "bounds.h5", ns=SMALL_NS)
     synthetic.write_weight_bound(d / "weight-bound.h5", trials=40)
     synthetic.write_entropy_temperature(d / "entropy-temperature.h5", ns=(16, 256),
                                         beta_steps=25)
+    synthetic.write_eval_max(d / "eval-max.h5", ns=(16, 256), train_seeds=(1, 2), samples=16)
+    synthetic.write_fit_adaptive(d / "fit-adaptive.h5", train_seeds=(1,), samples=8)
     return d
 
 
@@ -252,10 +255,12 @@ def test_make_figures_draws_every_present_input(results_dir, tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert [line.split(":")[0] for line in out] == [f"wrote {name}"
                                                    for name, _, _ in make_figures.FIGURES]
-    for name in ("dispersion", "weight_bound", "entropy_temperature"):
+    for name in ("dispersion", "weight_bound", "entropy_temperature", "attention_maps",
+                 "max_accuracy", "head_entropy", "beta_polynomial"):
         assert (tmp_path / f"{name}.png").stat().st_size > 0
         assert (tmp_path / f"{name}.pdf").stat().st_size > 0
-    assert (tmp_path / "dispersion_thresholds.md").exists()
+    for table in ("dispersion_thresholds.md", "max_accuracy.md", "max_accuracy.tex"):
+        assert (tmp_path / table).exists()
 
 
 def test_make_figures_exits_1_on_a_refused_file_and_draws_the_rest(results_dir, tmp_path):
