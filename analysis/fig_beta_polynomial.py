@@ -143,18 +143,24 @@ def draw(result: common.Result, models: list):
                              columnspacing=0.6, handletextpad=0.2)
     legend_ax.add_artist(first)
     plural = "s" if len(models) != 1 else ""
+    # Which rule helps the model most: [mean ln p(correct)] over the sets, averaged over models.
+    def score(key: str) -> str:
+        name = f"mean_log_p.{key}"
+        return f" [{np.mean(result.metrics[name]):.3f}]" if name in result.metrics else ""
     rms = np.array(result.metrics["rms_fit"]) if "rms_fit" in result.metrics else None
-    fit_label = f"our fit, per set ({len(models)} model{plural})" + (
+    fit_label = f"our fit, per set ({len(models)} model{plural}){score('fit')}" + (
         f"\nrms {common.format_number(float(rms.mean()), 3)}" if rms is not None else "")
     curves = [Line2D([], [], color="black", lw=1.1, label=fit_label)]
     if any(m.binned is not None for m in models):
         curves += [Line2D([], [], ls="none", marker="D", mfc="white", mec="tab:red", ms=5,
                           label="best β per entropy bin\n(area ∝ sets)"),
-                   Line2D([], [], color="tab:red", lw=1.1, ls="--", label="our fit, binned")]
+                   Line2D([], [], color="tab:red", lw=1.1, ls="--", label="our fit, binned" + score("binned"))]
     curves += [Line2D([], [], color="tab:orange", lw=2.0,
-                      label="paper, as applied:\nmax(β(H), 1) if H > 0.5"),
+                      label="paper, as applied" + score("paper") + ":\nmax(β(H), 1) if H > 0.5"),
                Line2D([], [], color="tab:orange", lw=1.0, ls=":", label="paper polynomial β(H)")]
-    legend_ax.legend(handles=curves, loc="lower left", borderaxespad=0.0)
+    title = f"[mean ln p(correct)], β = 1:{score('one')}" if score("one") else None
+    legend_ax.legend(handles=curves, loc="lower left", borderaxespad=0.0, title=title,
+                     title_fontsize=7.5)
     return fig
 
 

