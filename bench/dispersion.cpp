@@ -20,7 +20,7 @@
 #include "dispersion/logit_laws.hpp"
 #include "dispersion/uniform_draws.hpp"
 #include "random/counter_rng.hpp"
-#include "stats/simd_exp.hpp"
+#include "core/simd_exp.hpp"
 #include "stats/softmax_stream.hpp"
 
 namespace {
@@ -159,7 +159,7 @@ void BM_SimdExp(benchmark::State& state) {
   for (std::size_t i = 0; i < kChunk; ++i) in[i] = -4.0 * static_cast<double>(i) / kChunk;
   run(state, kChunk, [&] {
     for (std::size_t i = 0; i < kChunk; i += B::size)
-      stats::simd_exp(B::load_unaligned(in.data() + i)).store_unaligned(out.data() + i);
+      simd::exp(B::load_unaligned(in.data() + i)).store_unaligned(out.data() + i);
     benchmark::DoNotOptimize(out.data());
   });
 }
@@ -172,7 +172,7 @@ void BM_SimdExp2(benchmark::State& state) {
   for (std::size_t i = 0; i < kChunk; ++i) in[i] = -4.0 * static_cast<double>(i) / kChunk;
   run(state, kChunk, [&] {
     for (std::size_t i = 0; i < kChunk; i += B::size)
-      stats::simd_exp2_in_range(B::load_unaligned(in.data() + i)).store_unaligned(out.data() + i);
+      simd::exp2_in_range(B::load_unaligned(in.data() + i)).store_unaligned(out.data() + i);
     benchmark::DoNotOptimize(out.data());
   });
 }

@@ -9,6 +9,9 @@ Stieltjes by bisection (50 / 60 iterations, as the entmax package's bisection de
 line per case, or writes JSON with --json FILE.
 
     OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/numpy_normalisers.py [--json out.json] [--quick]
+
+scripts/bench_normalisers.sh runs it with glibc's MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_
+raised, so temporaries reuse memory (numpy's best case; without it page faults dominate and vary).
 """
 import argparse
 import json
@@ -129,7 +132,7 @@ ITERATIVE = {"entmax:alpha=1.25", "stieltjes:q=4"}
 
 
 def best_time(fn, z, repeats):
-    """Best wall-clock time of fn(z) (numpy's page faults on fresh temporaries included)."""
+    """Best wall-clock time of fn(z) (page faults on fresh temporaries included, if any)."""
     best = float("inf")
     for _ in range(repeats):
         t0 = time.perf_counter()

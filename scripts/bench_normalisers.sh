@@ -22,7 +22,11 @@ echo "== normalisers: sharp-bench-normalisers (best of ${REPS:-3}) ==" >&2
   --benchmark_filter="${FILTER:-.}" --benchmark_enable_random_interleaving=true >&2
 if [ "${NUMPY:-1}" != 0 ]; then
   echo "== normalisers: numpy reference ==" >&2
-  OPENBLAS_NUM_THREADS=1 /usr/bin/python3 "$root/bench/numpy_normalisers.py" --json "$tmp/numpy.json" ${NUMPY_ARGS:-}
+  # glibc thresholds raised so numpy's 8 MB temporaries reuse freed memory instead of fresh mmaps:
+  # otherwise page faults dominate numpy's time and vary 5x between runs (adaptive 1024x1024:
+  # 8.6 ms warm, 41-55 ms with the default thresholds). The reference is numpy at its best.
+  MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=1073741824 OPENBLAS_NUM_THREADS=1 \
+    /usr/bin/python3 "$root/bench/numpy_normalisers.py" --json "$tmp/numpy.json" ${NUMPY_ARGS:-}
 else
   echo "[]" > "$tmp/numpy.json"
 fi
@@ -56,13 +60,13 @@ print(f"# normalisers benchmark: {ctx.get('host_name', '?')}, {ctx.get('num_cpus
       f"{ctx.get('date', '')}, load average at start {load}; wall-clock, best of the repetitions")
 bw = {t: find(f"limit/read_bandwidth/threads:{t}") for t in (1, 2)}
 bw = {t: 8 * 2**24 / b["seconds"] for t, b in bw.items() if b}
-exp_b = find("limit/exp/xsimd:0")
-xs_b = find("limit/exp/xsimd:1")
-exp_rate = exp_b["exps/s"] if exp_b else float("nan")
+exp_b = find("limit/exp/kernel")
+rate_of = lambda b: b["exps/s"] if b else float("nan")
+exp_rate = rate_of(exp_b)
 print(f"read bandwidth (STREAM-style sum of 2^24 doubles): " +
       ", ".join(f"{t} thread{'s' if t > 1 else ''} {v / 1e9:.1f} GB/s" for t, v in bw.items()))
-print(f"vectorised exp (L1, 1 thread): {exp_rate / 1e9:.2f} G exp/s (xsimd::exp: "
-      f"{xs_b['exps/s'] / 1e9 if xs_b else float('nan'):.2f} G exp/s)")
+print(f"vectorised exp (L1, 1 thread): kernels' exp2 {exp_rate / 1e9:.2f} G exp/s, base-e exp "
+      f"{rate_of(find('limit/exp/base_e')) / 1e9:.2f} G/s, xsimd::exp {rate_of(find('limit/exp/xsimd')) / 1e9:.2f} G/s")
 print()
 
 # Exps per logit of the minimum-work kernel, for the limit column.

@@ -10,7 +10,7 @@
 
 #include "dispersion/logit_lanes.hpp"
 #include "dispersion/uniform_draws.hpp"
-#include "stats/simd_exp.hpp"
+#include "core/simd_exp.hpp"
 
 namespace sharp::dispersion {
 namespace {
@@ -97,7 +97,7 @@ struct ExtremesTerm {
   void finish(BlockResult& r) const { extremes.finish(r); }
 };
 
-// SumsFromShift: x = y − shift ≤ 0; simd_exp2_bounded flushes x < −1021 to 0 (then x·0 = 0).
+// SumsFromShift: x = y − shift ≤ 0; simd::exp2_bounded flushes x < −1021 to 0 (then x·0 = 0).
 struct ShiftTerm {
   LaneSums sums;
   B shift;
@@ -105,12 +105,12 @@ struct ShiftTerm {
   template <class Law>
   void add(const B& y, const Law&) {
     const B x = y - shift;
-    sums.add(x, stats::simd_exp2_bounded(x));
+    sums.add(x, simd::exp2_bounded(x));
   }
   template <class Law>
   void add_masked(const B& y, const Mask& valid, const Law&) {
     const B x = y - shift;
-    sums.add(x, xsimd::select(valid, stats::simd_exp2_bounded(x), B(0.0)));
+    sums.add(x, xsimd::select(valid, simd::exp2_bounded(x), B(0.0)));
   }
   void end_sub_chunk(BlockResult& r) { sums.end_sub_chunk(r); }
   void finish(BlockResult&) const {}

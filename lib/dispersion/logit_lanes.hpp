@@ -2,7 +2,7 @@
 // The logit laws of logit_laws.hpp on SIMD lanes, in the form the dispersion kernel consumes them:
 // y = (z − z_top)·log2(e) for z = e/θ and z_top = δ/θ, the top of the range, so every y lies in
 // [−C, 0] with C = (δ/θ)·log2(e), and a softmax weight is 2^y. Base 2 because 2^y has an exact
-// argument reduction (stats/simd_exp.hpp). The values are computed in registers from the
+// argument reduction (core/simd_exp.hpp). The values are computed in registers from the
 // counter-based random bits and never stored; each y is one rounding of the law's ingredients:
 //   uniform    y = (U − 1)·C                    as fma(1 + U, C, −2C)     (1 + U ∈ [1, 2) is exact)
 //   one-hot    y_0 = 0, every other y_i = −C
@@ -26,7 +26,7 @@
 #include "random/box_muller.hpp"
 #include "random/counter_lanes.hpp"
 #include "random/counter_rng.hpp"
-#include "stats/simd_exp.hpp"
+#include "core/simd_exp.hpp"
 
 namespace sharp::dispersion::lanes {
 
@@ -43,13 +43,13 @@ inline xsimd::batch_bool<double> lane_is(std::size_t l) {
 }
 
 // 2^y for y ∈ [−C, 0] with C ≤ 1021 (the kernel guarantees it for its top-relative pass).
-inline B continuous_top_weight(const B& y) { return stats::simd_exp2_in_range(y); }
+inline B continuous_top_weight(const B& y) { return simd::exp2_in_range(y); }
 
 // The weights of a law with only two values, 0 (weight 1) and −C (weight 2^−C, the same bits as
 // computing it lane by lane): no exp per logit.
 class TwoValueWeights {
 public:
-  explicit TwoValueWeights(double C) : bottom_weight_(stats::simd_exp2_bounded(-C)) {}
+  explicit TwoValueWeights(double C) : bottom_weight_(simd::exp2_bounded(-C)) {}
   // y is +0 or −C: the sign bit tells them apart (for C = 0, −0 gets 2^−0 = 1, right too).
   B operator()(const B& y) const {
 #if defined(__AVX2__) && !defined(__AVX512F__)

@@ -8,9 +8,9 @@
 #include <cmath>
 
 #include "core/errors.hpp"
+#include "core/simd_exp.hpp"
 #include "normalisers/factories.hpp"
 #include "normalisers/row_checks.hpp"
-#include "normalisers/simd_exp.hpp"
 #include "normalisers/simd_io.hpp"
 #include "normalisers/sparse_thresholds.hpp"
 
@@ -33,7 +33,7 @@ TermSums stieltjes_terms(const T* z, std::size_t n, double max, double mu, doubl
   const auto exponent = static_cast<unsigned>(q);
   auto term = [&](batch_d x, batch_d& inv) {
     inv = batch_d(1.0) / x;
-    if (!integer) return simd::exp_nonpositive(batch_d(-q) * xsimd::log(x));
+    if (!integer) return sharp::simd::exp_bounded(batch_d(-q) * xsimd::log(x));
     batch_d result(1.0), base = inv;
     for (unsigned e = exponent; e != 0; e >>= 1) {
       if (e & 1u) result *= base;

@@ -10,7 +10,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "core/errors.hpp"
-#include "stats/simd_exp.hpp"
+#include "core/simd_exp.hpp"
 
 namespace sharp::stats {
 namespace {
@@ -18,6 +18,7 @@ namespace {
 using B = xsimd::batch<double>;
 constexpr std::size_t W = B::size;
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kLn2 = 0.693147180559945309417;
 
 // Neumaier's compensated addition of x into the pair (s, c): s + c carries the exact sum to
 // O(eps²) per step, so a long sequence of additions keeps a relative error of a few ulp.
@@ -82,13 +83,15 @@ ChunkSums chunk_sums(const double* z, std::size_t n, double shift) {
       lo = xsimd::min(lo, v);
       hi = xsimd::max(hi, v);
     }
-    const B d = v - m;
-    const B w = simd_exp_bounded(d);  // valid for d ≤ 709; larger d means shift was too small
+    // e^d = 2^y with y = d·log2(e): base 2 has an exact argument reduction (core/simd_exp.hpp);
+    // t is summed in base-2 units (Σ y·2^y) and converted once per sub-chunk.
+    const B y = (v - m) * B(simd::kLog2e);
+    const B w = simd::exp2_bounded(y);  // valid for y < 1023.9; larger y means shift was too small
     s += w;
     if constexpr (Masked) {
-      t = xsimd::fma(xsimd::select(d == B(-kInf), B(0.0), d), w, t);
+      t = xsimd::fma(xsimd::select(y == B(-kInf), B(0.0), y), w, t);
     } else {
-      t = xsimd::fma(d, w, t);
+      t = xsimd::fma(y, w, t);
     }
   };
   // One accumulator pair: an exp costs far more than an add's latency, so more chains buy nothing,
@@ -111,7 +114,7 @@ ChunkSums chunk_sums(const double* z, std::size_t n, double shift) {
     s0 += xsimd::select(real, s, B(0.0));
     t0 += xsimd::select(real, t, B(0.0));
   }
-  ChunkSums c{xsimd::hadd(s0), xsimd::hadd(t0), kInf, -kInf};
+  ChunkSums c{xsimd::hadd(s0), kLn2 * xsimd::hadd(t0), kInf, -kInf};
   if constexpr (Track) {
     alignas(64) double lo_lanes[W], hi_lanes[W];
     lo.store_aligned(lo_lanes);
@@ -129,7 +132,7 @@ ChunkSums chunk_sums(const double* z, std::size_t n, double shift) {
 void SoftmaxStream::rescale_to(double new_max) {
   // s' = f·s, t' = f·(t + (m − m')·s) with f = exp(m − m') (SPEC §3 identities).
   const double dm = max - new_max;
-  const double f = simd_exp(dm);
+  const double f = simd::exp(dm);
   weighted = f * (weighted + dm * sum);
   weighted_comp = f * (weighted_comp + dm * sum_comp);
   sum *= f;

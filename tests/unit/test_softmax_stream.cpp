@@ -1,6 +1,6 @@
 // SoftmaxStream against a direct two-pass computation in long double, on random rows of many
 // lengths and scales (including ±1e30 and rows shifted by 1e6), masked (−inf) entries, chunked and
-// merged accumulation, and the errors it must raise. Also the SIMD exp and exp2 against long double.
+// merged accumulation, and the errors it must raise. (Its exp: tests/unit/test_simd_exp.cpp.)
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,7 +12,6 @@
 
 #include "core/errors.hpp"
 #include "random/counter_rng.hpp"
-#include "stats/simd_exp.hpp"
 #include "stats/softmax_stream.hpp"
 
 namespace {
@@ -63,53 +62,6 @@ void expect_matches_reference(const SoftmaxStream& st, const std::vector<double>
   EXPECT_LT(rel_err(st.log_sum_exp(), r.log_sum_exp), tol);
   // Entropy may be ~0 (one dominant logit): compare absolutely below 1.
   EXPECT_LT(std::fabs(st.entropy() - r.entropy) / std::max<long double>(1.0L, r.entropy), tol);
-}
-
-TEST(SimdExp, AccurateToAboutOneUlp) {
-  double worst = 0.0;
-  std::vector<double> u(200000);
-  sharp::rng::fill_uniform(1, 0, u.data(), u.size());
-  for (std::size_t i = 0; i < u.size(); ++i) {
-    const double x = (i % 2) ? -708.0 + 1417.0 * u[i] : -40.0 + 41.0 * u[i];
-    const long double want = std::exp(static_cast<long double>(x));
-    worst = std::max(worst, rel_err(sharp::stats::simd_exp(x), want));
-  }
-  EXPECT_LT(worst, 2.5e-16);  // ~1 ulp
-  EXPECT_EQ(sharp::stats::simd_exp(0.0), 1.0);
-  EXPECT_EQ(sharp::stats::simd_exp(-kInf), 0.0);
-  EXPECT_EQ(sharp::stats::simd_exp(-1e30), 0.0);
-  EXPECT_EQ(sharp::stats::simd_exp(-709.0), 0.0);  // below DBL_MIN: flushed
-  EXPECT_GT(sharp::stats::simd_exp(-708.0), 0.0);
-  EXPECT_EQ(sharp::stats::simd_exp(710.0), kInf);
-}
-
-TEST(SimdExp, Exp2AccurateToAboutOneUlpAndLanesAgree) {
-  using B = xsimd::batch<double>;
-  double worst = 0.0;
-  std::vector<double> u(200000);
-  sharp::rng::fill_uniform(2, 0, u.data(), u.size());
-  for (std::size_t i = 0; i < u.size(); ++i) {
-    // The whole in-range domain, and densely the dispersion kernel's [−C, 0].
-    const double y = (i % 2) ? -1021.0 + 2044.0 * u[i] : -60.0 * u[i];
-    const long double want = std::exp2(static_cast<long double>(y));
-    const double got = sharp::stats::simd_exp2_in_range(B(y)).get(0);
-    worst = std::max(worst, rel_err(got, want));
-    if (y >= -1021.0) {
-      ASSERT_EQ(sharp::stats::simd_exp2_bounded(y), got) << y;
-    }
-  }
-  EXPECT_LT(worst, 2.5e-16);  // ~1 ulp
-  EXPECT_EQ(sharp::stats::simd_exp2_bounded(0.0), 1.0);
-  EXPECT_EQ(sharp::stats::simd_exp2_bounded(-1.0), 0.5);
-  EXPECT_EQ(sharp::stats::simd_exp2_bounded(-1021.0), 0x1p-1021);
-  EXPECT_EQ(sharp::stats::simd_exp2_bounded(-1021.5), 0.0);  // near DBL_MIN: flushed
-  EXPECT_EQ(sharp::stats::simd_exp2_bounded(-kInf), 0.0);
-  EXPECT_EQ(sharp::stats::simd_exp2_bounded(std::numeric_limits<double>::quiet_NaN()), 0.0);
-  // Each lane is computed on its own: a batch of different values equals them one by one.
-  alignas(64) double y[B::size], lane[B::size];
-  for (std::size_t j = 0; j < B::size; ++j) y[j] = -0.37 * static_cast<double>(j * j) - 0.11;
-  sharp::stats::simd_exp2_in_range(B::load_aligned(y)).store_aligned(lane);
-  for (std::size_t j = 0; j < B::size; ++j) EXPECT_EQ(lane[j], sharp::stats::simd_exp2_bounded(y[j])) << j;
 }
 
 TEST(SoftmaxStream, MatchesDirectComputationOnRandomRows) {
