@@ -55,7 +55,7 @@ std::string make_help(const Experiment& e, const std::vector<ParamSpec>& params)
             p.default_value + "; " + p.allowed + "]");
   }
   h << "\nOptions:\n";
-  row("--config FILE", "read parameters and options from a config file ('n = 2^4..2^10', one per line; flags on the command line win)");
+  row("--config FILE", "read parameters and options from a config file ('n = 2^4..2^10', one per line; '#' starts a comment at the start of a line or after a blank; flags on the command line win)");
   row("--out PATH.h5", "merged result file [default results/" + e.name() + ".h5]; finished points go to PATH.h5.parts/");
   row("--threads N", "OpenMP threads of this process [default: all cores]; never changes the data");
   row("--shard I/N", "run shard I of N (I from 0; for Slurm arrays) and never merge");
