@@ -16,6 +16,7 @@
 #include "experiments/checkpoint_param.hpp"
 #include "max_retrieval/model_file.hpp"
 #include "max_retrieval/streaming_eval.hpp"
+#include "experiments/normaliser_param.hpp"
 #include "normalisers/spec.hpp"
 #include "runners/main.hpp"
 
@@ -65,14 +66,7 @@ public:
         "normaliser", "softmax+adaptive", "head normalisers, compared on the same samples", {});
     normaliser.list = runner::ListRole::InsidePoint;
     normaliser.allowed = "normaliser specs (DESIGN.md)";
-    normaliser.check = [](const runner::Value& v) -> std::optional<std::string> {
-      try {
-        norm::parse_spec(std::get<std::string>(v));
-      } catch (const BadInput& e) {
-        return std::string("is not a normaliser spec: ") + e.what();
-      }
-      return std::nullopt;
-    };
+    normaliser.check = normaliser_spec_error;
     return {
         checkpoint,
         runner::integer_param("n", "2^4..2^14", "items per set", 1),

@@ -13,6 +13,7 @@
 #include "core/errors.hpp"
 #include "max_retrieval/cost.hpp"
 #include "max_retrieval/trainer.hpp"
+#include "experiments/normaliser_param.hpp"
 #include "normalisers/spec.hpp"
 #include "runners/main.hpp"
 
@@ -90,14 +91,7 @@ public:
     runner::ParamSpec normaliser =
         runner::text_param("normaliser", "softmax", "normaliser of the attention head during training", {});
     normaliser.allowed = "a normaliser spec (DESIGN.md), e.g. softmax, adaptive, ssmax:s=1, entmax15";
-    normaliser.check = [](const runner::Value& v) -> std::optional<std::string> {
-      try {
-        norm::parse_spec(std::get<std::string>(v));
-      } catch (const BadInput& e) {
-        return std::string("is not a normaliser spec: ") + e.what();
-      }
-      return std::nullopt;
-    };
+    normaliser.check = normaliser_spec_error;
     return {
         normaliser,
         runner::integer_param("train_n", "16", "items per training set", 1),
