@@ -102,8 +102,7 @@ public:
   }
 
   Record run(const Point& p, runner::PointContext& ctx) const override {
-    const auto [file, id] = max_retrieval::split_model_reference(p.text("checkpoint"));
-    const max_retrieval::TrainedModel model = max_retrieval::load_trained_model(file, id);
+    const max_retrieval::TrainedModel model = max_retrieval::load_referenced_model(p.text("checkpoint"));
     const std::vector<NamedSpec> named = parse_normaliser_list(p.text("normaliser"));
     std::vector<norm::Spec> specs;
     for (const NamedSpec& s : named) specs.push_back(s.spec);

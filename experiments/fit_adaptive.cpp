@@ -78,14 +78,12 @@ public:
            "1, H, .., H^4 over every (size, set) pair of the point (no weighting, no gate at H = 0.5). Binned "
            "protocol (ours): sets ordered by H, cut into equal-count bins; per bin the beta on the same 0.25 grid "
            "maximising the bin's mean ln p(correct) (the smallest beta within 1e-3 nats of the best), refined by the "
-           "parabola through its neighbours; ordinary "
-           "least squares through the bins' (mean H, beta). mean_log_p interpolates each set's ln p linearly "
-           "between grid points.";
+           "parabola through its neighbours; ordinary least squares through the bins' (mean H, beta). "
+           "mean_log_p interpolates each set's ln p linearly between grid points.";
   }
 
   Record run(const Point& p, runner::PointContext& ctx) const override {
-    const auto [file, id] = max_retrieval::split_model_reference(p.text("checkpoint"));
-    const max_retrieval::TrainedModel model = max_retrieval::load_trained_model(file, id);
+    const max_retrieval::TrainedModel model = max_retrieval::load_referenced_model(p.text("checkpoint"));
     const std::size_t samples = std::size_t(p.integer("samples"));
     const double beta_max = p.real("beta_max");
     std::vector<std::size_t> sizes;

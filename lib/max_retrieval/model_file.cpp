@@ -91,6 +91,11 @@ std::vector<std::string> model_references(const std::string& item) {
   return out;
 }
 
+TrainedModel load_referenced_model(const std::string& reference) {
+  const auto [file, id] = split_model_reference(reference);
+  return load_trained_model(file, id);
+}
+
 std::optional<std::string> model_reference_error(const std::string& reference) {
   const auto [file, id] = split_model_reference(reference);
   try {

@@ -35,6 +35,8 @@ std::pair<std::string, std::string> split_model_reference(const std::string& ref
 // FILE.h5 -> {FILE.h5#ID, ...} in file order; a reference with '#' is returned as it is. Throws
 // sharp::BadInput ("cannot be read: ...") when FILE.h5 is not a usable training file.
 std::vector<std::string> model_references(const std::string& item);
+// The model a reference "FILE.h5#ID" names (load_trained_model of its two parts).
+TrainedModel load_referenced_model(const std::string& reference);
 // Why a reference names no loadable model ("names no model of 'x.h5'", ...), or nothing.
 std::optional<std::string> model_reference_error(const std::string& reference);
 
