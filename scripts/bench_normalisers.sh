@@ -2,14 +2,16 @@
 # The normaliser family's part of `make bench` (issue 3): runs build/bin/sharp-bench-normalisers and
 # the numpy reference (bench/numpy_normalisers.py), then prints one table: each kernel's time,
 # rows/s and GB/s, its fraction of its own limit (max of memory time at the measured read bandwidth
-# and exp time at the measured exp rate), and the speed-up over numpy.
+# and exp time at the measured exp rate; a row larger than the cache needs two passes, see below),
+# and the speed-up over numpy.
 # Times are wall-clock, the best over the repetitions (other processes on a shared machine only
 # ever add time), for the kernels and for numpy alike; repetitions run randomly interleaved, so a
 # busy spell does not hit every repetition of one kernel.
 #   bash scripts/bench_normalisers.sh [BIN_DIR]      (default build/bin)
 # Environment: REPS (repetitions, default 3), MIN_TIME (seconds per benchmark, default 0.2),
 # FILTER (a --benchmark_filter regex), NUMPY=0 to skip the numpy reference, NUMPY_ARGS (e.g.
-# --quick: only the 1024x1024 shape).
+# --quick: only the 1024x1024 shape), CACHE_BYTES (default 32 MiB: the L3 of one Zen 4/5 core
+# complex; getconf reports the socket's sum).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="${1:-$root/build/bin}"
@@ -32,7 +34,7 @@ else
 fi
 
 /usr/bin/python3 - "$tmp/bench.json" "$tmp/numpy.json" <<'PY'
-import json, re, sys
+import json, os, re, sys
 from collections import defaultdict
 
 bench = json.load(open(sys.argv[1]))
@@ -77,6 +79,11 @@ def exps_per_logit(spec, b):
         return 1.0 + b.get("beta_rows", 1.0)
     return 0.0
 
+cache_bytes = float(os.environ.get("CACHE_BYTES", 32 << 20))
+print(f"of limit: the kernel's time against the larger of its memory time (read and write each entry "
+      f"once, at the read bandwidth) and its exp time; for a row over {cache_bytes / 2**20:.0f} MiB "
+      f"(CACHE_BYTES: the last-level cache one core sees) the cheaper of the two two-pass schemes")
+print()
 print("| kernel | shape | type | threads | ms | rows/s | GB/s | of limit | numpy ms | speed-up |")
 print("|---|---|---|---|---|---|---|---|---|---|")
 softmax_1024 = {}
@@ -88,9 +95,14 @@ for name, b in sorted(best.items(), key=lambda kv: kv[0]):
     size = 8 if dtype == "double" else 4
     logits = rows * n
     t = b["seconds"]
-    mem = 2 * size * logits / bw.get(threads, bw.get(1, float("nan")))
-    exp = exps_per_logit(spec, b) * logits / (exp_rate * threads)
-    limit = max(mem, exp)
+    rate_bw = bw.get(threads, bw.get(1, float("nan")))
+    exps = exps_per_logit(spec, b) * logits / (exp_rate * threads)
+    limit = max(2 * size * logits / rate_bw, exps)   # read z once, write p once
+    if exps > 0 and size * n > cache_bytes:
+        # A row larger than the cache cannot be normalised in one pass: its sum is known only after
+        # its last entry. Minimum: store the terms and rescale them (4 row transfers, the exps once)
+        # or compute the sums, then the terms again (3 transfers, the exps twice).
+        limit = min(max(4 * size * logits / rate_bw, exps), max(3 * size * logits / rate_bw, 2 * exps))
     ref = numpy.get((spec, rows, n, dtype)) if threads == 1 else None
     if (rows, n, threads) == (1024, 1024, 1):
         softmax_1024[(spec, dtype)] = t

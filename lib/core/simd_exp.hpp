@@ -140,8 +140,16 @@ inline xsimd::batch<double, A> exp2_from_reduced(const xsimd::batch<double, A>& 
 
 }  // namespace detail
 
-// 2^y for −1022 ≤ y < 1023.9375, no range handling: garbage outside (−inf gives NaN), NaN gives
-// NaN. (Above 1023.9375 the table's 2^k·2^(j/8) would need k = 1024: see exp2.)
+// The one argument below the range at which exp2_in_range is exact: it gives +0 (k = −1023 cancels
+// the exponent of the table's first entry, 2^0, and f = 0). A kernel that clamps y to
+// max(y, kExp2Zero) so gets exactly 0 for masked (−inf) and far-negative entries without a select;
+// y in (−1023, −1022) then gives some value in [0, 2^-1022) of no accuracy, which in a softmax is
+// below 1e-307 of the largest weight.
+inline constexpr double kExp2Zero = -1023.0;
+
+// 2^y for −1022 ≤ y < 1023.9375 (and +0 at y = kExp2Zero), no range handling: garbage outside
+// (−inf gives NaN), NaN gives NaN. (Above 1023.9375 the table's 2^k·2^(j/8) would need k = 1024:
+// see exp2.)
 template <class A>
 inline xsimd::batch<double, A> exp2_in_range(const xsimd::batch<double, A>& y) {
   using B = xsimd::batch<double, A>;

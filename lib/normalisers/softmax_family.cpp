@@ -119,7 +119,7 @@ class Ssmax final : public SoftmaxFamily {
 };
 
 // Adaptive temperature (SPEC §3): H = entropy of softmax(z); p = softmax(beta(H) z). The first pass
-// already writes softmax(z), which is the answer whenever beta(H) = 1.
+// already writes the terms of softmax(z), normalised only when they are the answer (beta(H) = 1).
 class Adaptive final : public SoftmaxFamily {
  public:
   using SoftmaxFamily::SoftmaxFamily;
@@ -127,9 +127,13 @@ class Adaptive final : public SoftmaxFamily {
  protected:
   template <class T>
   void impl(const T* z, T* p, std::size_t n, Workspace& ws, bool parallel) const {
-    const SoftmaxRowStats at_one = softmax_row(z, p, n, 1.0, parallel, ws);
+    const SoftmaxRowStats at_one = softmax_terms(z, p, n, 1.0, parallel, ws);
     const double beta = adaptive_beta(at_one.entropy());
-    if (beta != 1.0) softmax_row(z, p, n, beta, parallel, ws);
+    if (beta == 1.0) {
+      normalise_terms(p, n, 1.0, at_one, parallel, ws);
+    } else {
+      softmax_row(z, p, n, beta, parallel, ws);
+    }
   }
   void forward_impl(const double* z, double* p, std::size_t n, Workspace& ws, bool par) const override {
     impl(z, p, n, ws, par);

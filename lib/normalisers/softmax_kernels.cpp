@@ -17,36 +17,43 @@ constexpr std::size_t kPrefetchAhead = 256;   // entries
 
 struct BlockResult {
   SoftmaxRowStats stats;
-  bool bad = false;   // NaN or +inf somewhere in the block
+  bool bad = false;          // NaN or +inf somewhere in the block
+  double stored_log2 = 0.0;  // stored terms are 2^stored_log2 exp(beta (z - shift)) (see kFmaShift)
 };
 
 // exp(beta (z - shift)) = 2^y with y = (z - shift) (beta log2 e): base 2, so the argument reduction
-// inside exp2 is exact and needs no multiply (core/simd_exp.hpp; log2 e rides on beta's multiply). Summed (and stored into p when
-// kStore) in one pass that also finds the block's max; the sum of y 2^y times ln 2 is SPEC §3's
-// weighted sum. y is clamped to exp2_in_range's domain: max(lowest, NaN) is NaN (x86 returns the
-// second operand), so a NaN or +inf logit makes the sums NaN — checked once per block, not per
-// entry. Masked entries (-inf) get exactly 0 when stored (select); in the sums alone they add
-// 2^-1022, below the rounding of any sum that contains the max's 1. One accumulator pair: an exp
-// costs far more than the adds' latency, and with exp2's constants a second pair no longer fits in
-// the 16 registers (GCC spilled it). Per batch of 4: 10 multiply-adds (8 in exp2) on the 2 FMA
-// pipes and 13 other vector operations; measured about 9 cycles (1.4 G logits/s in L1, Zen 5).
-template <class T, bool kStore>
+// inside exp2 is exact and needs no multiply (core/simd_exp.hpp; log2 e rides on beta's multiply).
+// Summed (and stored into p when kStore) in one pass that also finds the block's max; the sum of
+// y 2^y times ln 2 is SPEC §3's weighted sum. y is clamped at kExp2Zero, where exp2_in_range gives
+// exactly 0: masked entries (-inf) and entries below 2^-1023 of the reference weigh exactly 0, with
+// no select (2 operations per batch fewer when storing). max(lowest, NaN) is NaN (x86 returns the
+// second operand), so a NaN or +inf logit makes the sums NaN — checked once per block, not per entry.
+//
+// kFmaShift: y = fma(z, scale, -c) with c = shift·scale rounded, one operation instead of a subtract
+// and a multiply (every vector operation counts here, see below). It computes y' = y + d rounded
+// once, where d = shift·scale − c is the exact residual of c (TwoProduct by fma), the same for every
+// entry: so 2^y' = 2^d 2^y, and the block's sums are corrected exactly, sum = 2^-d Σ2^y' and
+// Σy2^y = 2^-d (Σy'2^y' − d Σ2^y'). Stored terms keep their 2^d (stored_log2 = d), which the
+// normalising pass divides out. Used while |c| ≤ 2^50 (|d| ≤ 1/8); for larger logits (|z| ≳ 1e15,
+// e.g. ±1e30) d could leave exp2's domain, so those blocks subtract first.
+//
+// One accumulator pair: an exp costs far more than the adds' latency, and with exp2's constants a
+// second pair no longer fits in the 16 registers. Per batch of 4 (kFmaShift): 10 FMA-pipe operations
+// (8 in exp2) and 12 others, of which 8 (max, clamp, adds, shifts) share the 2 add pipes of Zen 5.
+template <class T, bool kStore, bool kFmaShift>
 BlockResult block_pass_with_shift(const T* z, T* p, std::size_t len, double beta, double shift) {
-  const batch_d sb(shift), scale(beta * sharp::simd::kLog2e), lowest(-1022.0);
+  const double scale_d = beta * sharp::simd::kLog2e;
+  const double c = shift * scale_d;
+  const double d = kFmaShift ? std::fma(shift, scale_d, -c) : 0.0;   // shift·scale = c + d exactly
+  const batch_d sb(shift), minus_c(-c), scale(scale_d), lowest(sharp::simd::kExp2Zero);
   batch_d mx(kNegInf), s(0.0), t(0.0);
-  // 2^y of one batch, and the clamped y for the weighted sum.
-  auto exp_term = [&](batch_d x, batch_d& yc) {
-    mx = xsimd::max(mx, x);
-    const batch_d y = (x - sb) * scale;
-    yc = xsimd::max(lowest, y);
-    const batch_d e = sharp::simd::exp2_in_range(yc);
-    return kStore ? xsimd::select(y < lowest, batch_d(0.0), e) : e;   // stored: masked -> exactly 0
-  };
+  // 2^y of one batch, added to the sums.
   auto term = [&](batch_d x) {
-    batch_d yc;
-    const batch_d e = exp_term(x, yc);
+    mx = xsimd::max(mx, x);
+    const batch_d y = xsimd::max(lowest, kFmaShift ? xsimd::fma(x, scale, minus_c) : (x - sb) * scale);
+    const batch_d e = sharp::simd::exp2_in_range(y);
     s += e;
-    t = xsimd::fma(yc, e, t);
+    t = xsimd::fma(y, e, t);
     return e;
   };
   constexpr std::size_t L = simd::kLanes;
@@ -64,21 +71,34 @@ BlockResult block_pass_with_shift(const T* z, T* p, std::size_t len, double beta
     const batch_d e = term(simd::load_batch(z + i));
     if constexpr (kStore) simd::store_batch(p + i, e);
   }
-  if (i < len) {   // padding lanes are -inf: exactly 0 after the select
-    const batch_d x = simd::load_partial(z + i, len - i, kNegInf);
-    batch_d yc;
-    const batch_d e = xsimd::select(x == batch_d(kNegInf), batch_d(0.0), exp_term(x, yc));
-    s += e;
-    t = xsimd::fma(yc, e, t);
+  if (i < len) {   // padding lanes are -inf: they weigh exactly 0
+    const batch_d e = term(simd::load_partial(z + i, len - i, kNegInf));
     if constexpr (kStore) simd::store_partial(p + i, len - i, e);
   }
   BlockResult out;
   out.stats.max = simd::horizontal_max(mx);
   out.stats.shift = shift;
-  out.stats.sum = xsimd::hadd(s);
-  out.stats.weighted = kLn2 * xsimd::hadd(t);
+  const double sum = xsimd::hadd(s), weighted = xsimd::hadd(t);
+  if (d == 0.0) {   // also every block without kFmaShift
+    out.stats.sum = sum;
+    out.stats.weighted = kLn2 * weighted;
+  } else {
+    const double undo = std::exp2(-d);
+    out.stats.sum = undo * sum;
+    out.stats.weighted = kLn2 * undo * (weighted - d * sum);
+    out.stored_log2 = d;
+  }
   out.bad = std::isnan(out.stats.sum) || std::isnan(out.stats.weighted) || out.stats.max == -kNegInf;
   return out;
+}
+
+// The fused shift while shift·scale stays within 2^50 (so |d| ≤ 1/8), else subtract first.
+template <class T, bool kStore>
+BlockResult with_shift(const T* z, T* p, std::size_t len, double beta, double shift) {
+  if (std::fabs(shift * (beta * sharp::simd::kLog2e)) <= 0x1p50) {
+    return block_pass_with_shift<T, kStore, true>(z, p, len, beta, shift);
+  }
+  return block_pass_with_shift<T, kStore, false>(z, p, len, beta, shift);
 }
 
 // The reference point: the max of the block's first 16 entries (already in cache). If the block's
@@ -93,7 +113,7 @@ BlockResult block_pass(const T* z, T* p, std::size_t len, double beta) {
   constexpr double kMaxExcess = (kStore && sizeof(T) < sizeof(double)) ? 64.0 : 512.0;
   double shift = kNegInf;
   for (std::size_t i = 0; i < std::min<std::size_t>(len, 16); ++i) shift = std::max(shift, static_cast<double>(z[i]));
-  BlockResult r = block_pass_with_shift<T, kStore>(z, p, len, beta, shift);
+  BlockResult r = with_shift<T, kStore>(z, p, len, beta, shift);
   if (r.stats.max == kNegInf) {   // the whole block is masked, unless a NaN hides among -inf
     for (std::size_t i = 0; i < len; ++i) {
       if (std::isnan(static_cast<double>(z[i]))) return r;   // r.bad is set: NaN sums
@@ -102,31 +122,34 @@ BlockResult block_pass(const T* z, T* p, std::size_t len, double beta) {
     return BlockResult{};
   }
   if (!(beta * (r.stats.max - shift) <= kMaxExcess) && r.stats.max < -kNegInf) {
-    r = block_pass_with_shift<T, kStore>(z, p, len, beta, r.stats.max);
+    r = with_shift<T, kStore>(z, p, len, beta, r.stats.max);
   }
   return r;
 }
 
 
+// Workspace slot 3: per-block results while the blocks run, then (kStore) the pairs (shift,
+// stored_log2) of every block, which normalise_terms reads.
+constexpr std::size_t kBlockSlot = 3;
+
 // Runs every block (in parallel when asked), merges in block order, and reports problems.
 template <class T, bool kStore>
-SoftmaxRowStats all_blocks(const T* z, T* p, std::size_t n, double beta, bool parallel,
-                           Workspace& ws, double** block_shift_out) {
+SoftmaxRowStats all_blocks(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws) {
   const std::size_t blocks = (n + kSoftmaxBlock - 1) / kSoftmaxBlock;
   SoftmaxRowStats total;
   if (blocks <= 1) {
     const BlockResult r = block_pass<T, kStore>(z, p, n, beta);
     if (r.bad || r.stats.max == kNegInf) throw_row_problem(z, n);
-    if (block_shift_out) {
-      double* bs = ws.doubles(3, 1);
-      bs[0] = r.stats.shift;
-      *block_shift_out = bs;
+    if constexpr (kStore) {
+      double* scales = ws.doubles(kBlockSlot, 2);
+      scales[0] = r.stats.shift;
+      scales[1] = r.stored_log2;
     }
     return r.stats;
   }
-  // Per-block results: shift, sum, weighted, max, bad flag (as 0/1).
-  constexpr std::size_t kStride = 5;
-  double* res = ws.doubles(3, kStride * blocks);
+  // Per-block results: shift, sum, weighted, max, bad flag (as 0/1), stored_log2.
+  constexpr std::size_t kStride = 6;
+  double* res = ws.doubles(kBlockSlot, kStride * blocks);
   auto run_block = [&](std::size_t b) {
     const std::size_t first = b * kSoftmaxBlock;
     const std::size_t len = std::min(kSoftmaxBlock, n - first);
@@ -137,6 +160,7 @@ SoftmaxRowStats all_blocks(const T* z, T* p, std::size_t n, double beta, bool pa
     out[2] = r.stats.weighted;
     out[3] = r.stats.max;
     out[4] = r.bad ? 1.0 : 0.0;
+    out[5] = r.stored_log2;
   };
   if (parallel) {
 #pragma omp parallel for schedule(static)
@@ -151,10 +175,12 @@ SoftmaxRowStats all_blocks(const T* z, T* p, std::size_t n, double beta, bool pa
     merge_softmax_stats(total, SoftmaxRowStats{in[0], in[1], in[2], in[3]}, beta);
   }
   if (bad || total.max == kNegInf) throw_row_problem(z, n);
-  if (block_shift_out) {
-    // Compact the block shifts to the front of the buffer for the caller's scaling pass.
-    for (std::size_t b = 0; b < blocks; ++b) res[b] = res[kStride * b];
-    *block_shift_out = res;
+  if constexpr (kStore) {
+    // Compact to pairs at the front (entries 2b, 2b+1 <= 6b: nothing unread is overwritten).
+    for (std::size_t b = 0; b < blocks; ++b) {
+      res[2 * b] = res[kStride * b];
+      res[2 * b + 1] = res[kStride * b + 5];
+    }
   }
   return total;
 }
@@ -190,28 +216,34 @@ void merge_softmax_stats(SoftmaxRowStats& acc, const SoftmaxRowStats& later, dou
 template <class T>
 SoftmaxRowStats softmax_row_statistics(const T* z, std::size_t n, double beta, bool parallel,
                                        Workspace& ws) {
-  return all_blocks<T, false>(z, static_cast<T*>(nullptr), n, beta, parallel, ws, nullptr);
+  return all_blocks<T, false>(z, static_cast<T*>(nullptr), n, beta, parallel, ws);
 }
 
 template <class T>
-SoftmaxRowStats softmax_row(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws) {
-  double* block_shift = nullptr;
-  const SoftmaxRowStats total = all_blocks<T, true>(z, p, n, beta, parallel, ws, &block_shift);
-  const double inv_sum = 1.0 / total.sum;
+SoftmaxRowStats softmax_terms(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws) {
+  return all_blocks<T, true>(z, p, n, beta, parallel, ws);
+}
+
+template <class T>
+void normalise_terms(T* p, std::size_t n, double beta, const SoftmaxRowStats& total, bool parallel,
+                     Workspace& ws) {
   const std::size_t blocks = (n + kSoftmaxBlock - 1) / kSoftmaxBlock;
-  if (blocks == 1) {   // one block: its shift is the row's
-    scale_block(p, n, inv_sum);
-    return total;
+  const double* scales = ws.doubles(kBlockSlot, 2 * blocks);   // (shift, stored_log2) per block
+  // p_k = exp(beta (z_k - s_b)) * exp(a_b) for block b, a_b = beta (s_b - S) - ln sum - d_b ln 2
+  // (S = the row's shift, d_b = the block's stored_log2). One block: s_b = S, and the factor is
+  // 2^-d / sum. The stored terms may reach e^512 while exp(a_b) alone would underflow, so a factor
+  // below e^-708 is applied in two halves.
+  if (blocks == 1) {
+    scale_block(p, n, (scales[1] == 0.0 ? 1.0 : std::exp2(-scales[1])) / total.sum);
+    return;
   }
-  // p_k = exp(beta (z_k - s_b)) * exp(a_b) for block b, a_b = beta (s_b - S) - ln sum (S = the row's
-  // shift). The stored terms may reach e^512 while exp(a_b) alone would underflow, so a factor below
-  // e^-708 is applied in two halves.
   const double log_sum = std::log(total.sum);
   auto scale = [&](std::size_t b) {
     const std::size_t first = b * kSoftmaxBlock;
     const std::size_t len = std::min(kSoftmaxBlock, n - first);
-    if (block_shift[b] == kNegInf) return;   // an all-masked block is already 0
-    const double a = beta * (block_shift[b] - total.shift) - log_sum;
+    const double shift = scales[2 * b], stored_log2 = scales[2 * b + 1];
+    if (shift == kNegInf) return;   // an all-masked block is already 0
+    const double a = beta * (shift - total.shift) - log_sum - stored_log2 * kLn2;
     if (a >= sharp::simd::kExpLowest) {
       scale_block(p + first, len, sharp::simd::exp(a));
     } else {
@@ -219,12 +251,18 @@ SoftmaxRowStats softmax_row(const T* z, T* p, std::size_t n, double beta, bool p
       scale_block(p + first, len, sharp::simd::exp(a - 0.5 * a));
     }
   };
-  if (parallel && blocks > 1) {
+  if (parallel) {
 #pragma omp parallel for schedule(static)
     for (std::size_t b = 0; b < blocks; ++b) scale(b);
   } else {
     for (std::size_t b = 0; b < blocks; ++b) scale(b);
   }
+}
+
+template <class T>
+SoftmaxRowStats softmax_row(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws) {
+  const SoftmaxRowStats total = softmax_terms(z, p, n, beta, parallel, ws);
+  normalise_terms(p, n, beta, total, parallel, ws);
   return total;
 }
 
@@ -232,5 +270,9 @@ template SoftmaxRowStats softmax_row_statistics<double>(const double*, std::size
 template SoftmaxRowStats softmax_row_statistics<float>(const float*, std::size_t, double, bool, Workspace&);
 template SoftmaxRowStats softmax_row<double>(const double*, double*, std::size_t, double, bool, Workspace&);
 template SoftmaxRowStats softmax_row<float>(const float*, float*, std::size_t, double, bool, Workspace&);
+template SoftmaxRowStats softmax_terms<double>(const double*, double*, std::size_t, double, bool, Workspace&);
+template SoftmaxRowStats softmax_terms<float>(const float*, float*, std::size_t, double, bool, Workspace&);
+template void normalise_terms<double>(double*, std::size_t, double, const SoftmaxRowStats&, bool, Workspace&);
+template void normalise_terms<float>(float*, std::size_t, double, const SoftmaxRowStats&, bool, Workspace&);
 
 }  // namespace sharp::norm

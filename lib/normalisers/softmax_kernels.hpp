@@ -46,4 +46,15 @@ SoftmaxRowStats softmax_row_statistics(const T* z, std::size_t n, double beta, b
 template <class T>
 SoftmaxRowStats softmax_row(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws);
 
+// softmax_row in its two halves, for a caller that may discard the terms (adaptive temperature
+// chooses beta from the statistics of the beta = 1 pass and keeps its terms only when beta = 1):
+// softmax_terms writes unnormalised terms into p (and the block scales into workspace slot 3);
+// normalise_terms, with the same n, beta and returned statistics, turns them into softmax(beta*z).
+// Nothing may use workspace slot 3 in between.
+template <class T>
+SoftmaxRowStats softmax_terms(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws);
+template <class T>
+void normalise_terms(T* p, std::size_t n, double beta, const SoftmaxRowStats& stats, bool parallel,
+                     Workspace& ws);
+
 }  // namespace sharp::norm

@@ -442,13 +442,17 @@ namespace {
 
 // The block kernel shifts each block by a cheap estimate of its max (the first 16 entries) and
 // redoes a block whose true max is far above it: exercise estimates off by 0, 100 and 1000 (the
-// excess branch, and the redo for float output and for double), against long double.
+// excess branch, and the redo for float output and for double), against long double. Offsets of the
+// whole row: 0 and 1e6 take the fused shift (y = fma(z, scale, -c), corrected by the residual of c
+// per block), 1e16 the subtract-first path (shift·scale above 2^50).
 TEST(NormaliserSoftmaxKernel, BlocksWithSpikesAboveTheEstimate) {
+  for (double offset : {0.0, 1e6, 1e16})
   for (double spike : {0.0, 100.0, 1000.0}) {
     for (double beta : {1.0, 0.3, 4.0}) {
       Row z = random_row(5000, 1.0, 99);
       z[100] += spike;
       z[3000] += spike / 2;
+      for (double& x : z) x += offset;   // rounded: the reference below uses the rounded row
       const double m = *std::max_element(z.begin(), z.end());
       long double s = 0;
       for (double x : z) s += std::exp(static_cast<long double>(beta) * (x - m));
@@ -467,13 +471,14 @@ TEST(NormaliserSoftmaxKernel, BlocksWithSpikesAboveTheEstimate) {
         const double err = std::fabs(p[i] - expected[i]) / (expected[i] + 1e-290);   // exp flushes below e^-708
         if (err > worst) worst = err, at = i;
       }
-      EXPECT_LE(worst, 1e-13) << "spike " << spike << " beta " << beta << " at " << at << ": " << p[at] << " vs " << expected[at];
+      EXPECT_LE(worst, 1e-13) << "offset " << offset << " spike " << spike << " beta " << beta << " at " << at
+                              << ": " << p[at] << " vs " << expected[at];
       std::vector<float> zf(z.begin(), z.end()), pf(z.size());
       nz->forward(zf.data(), pf.data(), 1, z.size());
       for (std::size_t i = 0; i < z.size(); ++i) ASSERT_TRUE(std::isfinite(pf[i]));
       if (beta == 1.0) {
         const auto summary = sharp::norm::softmax_summary(z.data(), z.size());
-        EXPECT_NEAR(summary.entropy, static_cast<double>(h), 2e-13) << "spike " << spike;
+        EXPECT_NEAR(summary.entropy, static_cast<double>(h), 2e-13) << "offset " << offset << " spike " << spike;
       }
     }
   }

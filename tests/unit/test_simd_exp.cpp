@@ -128,6 +128,18 @@ TEST(SimdExp, ExactWherePossible) {
   EXPECT_EQ(sharp::simd::exp2(0.5), std::sqrt(2.0));
 }
 
+// Kernels clamp y at kExp2Zero to weigh masked entries 0 without a select: exactly +0 there, and
+// between it and the domain's bottom some value in [0, 2^-1022), never negative, NaN or large.
+TEST(SimdExp, Exp2InRangeIsExactlyZeroAtItsClamp) {
+  const double zero = sharp::simd::exp2_in_range(B(sharp::simd::kExp2Zero)).get(0);
+  EXPECT_EQ(zero, 0.0);
+  EXPECT_FALSE(std::signbit(zero));
+  for (double y = sharp::simd::kExp2Zero; y < -1022.0; y += 1.0 / 1024) {
+    const double v = sharp::simd::exp2_in_range(B(y)).get(0);
+    ASSERT_TRUE(v >= 0.0 && v < DBL_MIN) << y << " -> " << v;
+  }
+}
+
 TEST(SimdExp, LanesAgreeWithScalarCalls) {
   alignas(64) double x[B::size], lane[B::size];
   for (std::size_t j = 0; j < B::size; ++j) x[j] = -0.37 * static_cast<double>(j * j) - 0.11 + 3.0 * (j % 2);
