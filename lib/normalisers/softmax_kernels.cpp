@@ -40,6 +40,15 @@ struct BlockResult {
 // One accumulator pair: an exp costs far more than the adds' latency, and with exp2's constants a
 // second pair no longer fits in the 16 registers. Per batch of 4 (kFmaShift): 10 FMA-pipe operations
 // (8 in exp2) and 12 others, of which 8 (max, clamp, adds, shifts) share the 2 add pipes of Zen 5.
+// 2^x for the residuals d of the fused shift (|x| ≤ 1/8, usually ~1e-15): a glibc call costs as
+// much as a 16-entry row's exps, so tiny x (the normal case: |c| < 2^24) takes two Taylor terms,
+// whose remainder (x ln 2)^3/6 < 2^-80 is below the final rounding.
+inline double pow2_of_residual(double x) {
+  if (std::fabs(x) >= 0x1p-28) return std::exp2(x);
+  const double u = x * kLn2;
+  return 1.0 + std::fma(0.5 * u, u, u);
+}
+
 template <class T, bool kStore, bool kFmaShift>
 BlockResult block_pass_with_shift(const T* z, T* p, std::size_t len, double beta, double shift) {
   const double scale_d = beta * sharp::simd::kLog2e;
@@ -83,7 +92,7 @@ BlockResult block_pass_with_shift(const T* z, T* p, std::size_t len, double beta
     out.stats.sum = sum;
     out.stats.weighted = kLn2 * weighted;
   } else {
-    const double undo = std::exp2(-d);
+    const double undo = pow2_of_residual(-d);
     out.stats.sum = undo * sum;
     out.stats.weighted = kLn2 * undo * (weighted - d * sum);
     out.stored_log2 = d;
@@ -92,27 +101,45 @@ BlockResult block_pass_with_shift(const T* z, T* p, std::size_t len, double beta
   return out;
 }
 
-// The fused shift while shift·scale stays within 2^50 (so |d| ≤ 1/8), else subtract first.
+// The fused shift while shift·scale stays within 2^50 (so |d| ≤ 1/8), else subtract first. Short
+// blocks subtract too: a 16-entry row is bound by its chain of latencies, not by operation count,
+// and the fused shift's scalar set-up and correction lengthen that chain (45 against 38 ns per
+// 16-entry row; from 256 entries on the fused shift is faster).
+constexpr std::size_t kFmaShiftMinLength = 256;
+
 template <class T, bool kStore>
 BlockResult with_shift(const T* z, T* p, std::size_t len, double beta, double shift) {
-  if (std::fabs(shift * (beta * sharp::simd::kLog2e)) <= 0x1p50) {
+  if (len >= kFmaShiftMinLength && std::fabs(shift * (beta * sharp::simd::kLog2e)) <= 0x1p50) {
     return block_pass_with_shift<T, kStore, true>(z, p, len, beta, shift);
   }
   return block_pass_with_shift<T, kStore, false>(z, p, len, beta, shift);
 }
 
-// The reference point: the max of the block's first 16 entries (already in cache). If the block's
-// exact max turns out more than kMaxExcess/beta higher (or those 16 were all masked), the block is
+// The reference point: the max of the block's first entries (already in cache). If the block's
+// exact max turns out more than kMaxExcess/beta higher (or those were all masked), the block is
 // redone with the exact max (an extra exp pass over L1-resident data); only that final pass's sums
 // are checked, as a wrong shift may push y out of exp2's domain. kMaxExcess keeps every term below
 // e^kMaxExcess: e^512 (x 2048 terms) is far from double overflow, e^64 from float overflow where a
 // float p stores the terms. The shift below the max costs the entropy up to ~kMaxExcess ulp of
 // cancellation (1e-13).
+// The reference point's estimate: the max of the first 4 batches (16 entries at AVX2, 32 at
+// AVX-512) by vector max, or of the first 16 entries one by one (shorter blocks, narrower ISAs).
+template <class T>
+double first_entries_max(const T* z, std::size_t len) {
+  if (len >= 4 * simd::kLanes && 4 * simd::kLanes >= 16) {
+    const batch_d a = xsimd::max(simd::load_batch(z), simd::load_batch(z + simd::kLanes));
+    const batch_d b = xsimd::max(simd::load_batch(z + 2 * simd::kLanes), simd::load_batch(z + 3 * simd::kLanes));
+    return simd::horizontal_max(xsimd::max(a, b));
+  }
+  double m = kNegInf;
+  for (std::size_t i = 0; i < std::min<std::size_t>(len, 16); ++i) m = std::max(m, static_cast<double>(z[i]));
+  return m;
+}
+
 template <class T, bool kStore>
 BlockResult block_pass(const T* z, T* p, std::size_t len, double beta) {
   constexpr double kMaxExcess = (kStore && sizeof(T) < sizeof(double)) ? 64.0 : 512.0;
-  double shift = kNegInf;
-  for (std::size_t i = 0; i < std::min<std::size_t>(len, 16); ++i) shift = std::max(shift, static_cast<double>(z[i]));
+  const double shift = first_entries_max(z, len);
   BlockResult r = with_shift<T, kStore>(z, p, len, beta, shift);
   if (r.stats.max == kNegInf) {   // the whole block is masked, unless a NaN hides among -inf
     for (std::size_t i = 0; i < len; ++i) {
@@ -128,6 +155,43 @@ BlockResult block_pass(const T* z, T* p, std::size_t len, double beta) {
 }
 
 
+// A row of at most kNarrowRow entries, whole: the exact max first (a vector pass over the row, which
+// then stays in L1), so no reference estimate, redo test or residual correction. For a 16-entry row
+// these fixed costs of block_pass were as large as its exps: 34 -> 25 ns per softmax_row (Zen 5);
+// equal at 128 entries, slower at 256.
+constexpr std::size_t kNarrowRow = 64;
+
+template <class T, bool kStore>
+SoftmaxRowStats narrow_row(const T* z, T* p, std::size_t n, double beta) {
+  constexpr std::size_t L = simd::kLanes;
+  const std::size_t whole = n - n % L;
+  batch_d mx(kNegInf);
+  for (std::size_t i = 0; i < whole; i += L) mx = xsimd::max(mx, simd::load_batch(z + i));
+  if (whole < n) mx = xsimd::max(mx, simd::load_partial(z + whole, n - whole, kNegInf));
+  const double max = simd::horizontal_max(mx);
+  // NaN and +inf logits (and an all-masked row: -inf - -inf) make the sums NaN, as in block_pass.
+  const batch_d sb(max), scale(beta * sharp::simd::kLog2e), lowest(sharp::simd::kExp2Zero);
+  batch_d s(0.0), t(0.0);
+  auto term = [&](batch_d x) {
+    const batch_d y = xsimd::max(lowest, (x - sb) * scale);
+    const batch_d e = sharp::simd::exp2_in_range(y);
+    s += e;
+    t = xsimd::fma(y, e, t);
+    return e;
+  };
+  for (std::size_t i = 0; i < whole; i += L) {
+    const batch_d e = term(simd::load_batch(z + i));
+    if constexpr (kStore) simd::store_batch(p + i, e);
+  }
+  if (whole < n) {   // padding lanes are -inf: they weigh exactly 0
+    const batch_d e = term(simd::load_partial(z + whole, n - whole, kNegInf));
+    if constexpr (kStore) simd::store_partial(p + whole, n - whole, e);
+  }
+  const SoftmaxRowStats stats{max, xsimd::hadd(s), kLn2 * xsimd::hadd(t), max};
+  if (std::isnan(stats.sum) || std::isnan(stats.weighted) || max == kNegInf) throw_row_problem(z, n);
+  return stats;
+}
+
 // Workspace slot 3: per-block results while the blocks run, then (kStore) the pairs (shift,
 // stored_log2) of every block, which normalise_terms reads.
 constexpr std::size_t kBlockSlot = 3;
@@ -137,6 +201,15 @@ template <class T, bool kStore>
 SoftmaxRowStats all_blocks(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws) {
   const std::size_t blocks = (n + kSoftmaxBlock - 1) / kSoftmaxBlock;
   SoftmaxRowStats total;
+  if (n <= kNarrowRow) {
+    const SoftmaxRowStats r = narrow_row<T, kStore>(z, p, n, beta);
+    if constexpr (kStore) {
+      double* scales = ws.doubles(kBlockSlot, 2);
+      scales[0] = r.shift;
+      scales[1] = 0.0;
+    }
+    return r;
+  }
   if (blocks <= 1) {
     const BlockResult r = block_pass<T, kStore>(z, p, n, beta);
     if (r.bad || r.stats.max == kNegInf) throw_row_problem(z, n);
@@ -234,7 +307,7 @@ void normalise_terms(T* p, std::size_t n, double beta, const SoftmaxRowStats& to
   // 2^-d / sum. The stored terms may reach e^512 while exp(a_b) alone would underflow, so a factor
   // below e^-708 is applied in two halves.
   if (blocks == 1) {
-    scale_block(p, n, (scales[1] == 0.0 ? 1.0 : std::exp2(-scales[1])) / total.sum);
+    scale_block(p, n, (scales[1] == 0.0 ? 1.0 : pow2_of_residual(-scales[1])) / total.sum);
     return;
   }
   const double log_sum = std::log(total.sum);
