@@ -334,6 +334,11 @@ void normalise_terms(T* p, std::size_t n, double beta, const SoftmaxRowStats& to
 
 template <class T>
 SoftmaxRowStats softmax_row(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws) {
+  if (n <= kNarrowRow) {   // its terms are relative to the row's max: one scaling, no block scales
+    const SoftmaxRowStats total = narrow_row<T, true>(z, p, n, beta);
+    scale_block(p, n, 1.0 / total.sum);
+    return total;
+  }
   const SoftmaxRowStats total = softmax_terms(z, p, n, beta, parallel, ws);
   normalise_terms(p, n, beta, total, parallel, ws);
   return total;
