@@ -2,14 +2,17 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <exception>
 #include <limits>
+#include <vector>
 
 #include "core/errors.hpp"
 #include "normalisers/adaptive_temperature.hpp"
 #include "normalisers/softmax_kernels.hpp"
+#include "normalisers/softmax_lanes.hpp"
 
 namespace sharp::norm {
 namespace {
@@ -66,8 +69,46 @@ void widen(const Src* x, double* y, std::size_t n) {
 }  // namespace
 
 template <class T>
+void Normaliser::forward_in_lanes(const T* z, T* p, std::size_t rows, std::size_t n) const {
+  constexpr std::size_t G = kLaneRows;
+  const std::size_t groups = (rows + G - 1) / G;
+  std::vector<unsigned char> bad(groups, 0);
+  auto run = [&](std::size_t g) {
+    const T* zr[G];
+    T* pr[G];
+    for (std::size_t i = 0; i < G; ++i) {
+      const std::size_t r = std::min(g * G + i, rows - 1);   // a last, partial group repeats its last row
+      zr[i] = z + r * n;
+      pr[i] = p + r * n;
+    }
+    bad[g] = forward_lane_group(zr, pr, n) ? 0 : 1;
+  };
+  if (groups > 1 && rows * n >= kParallelThreshold && !omp_in_parallel()) {
+#pragma omp parallel for schedule(static)
+    for (std::size_t g = 0; g < groups; ++g) run(g);
+  } else {
+    for (std::size_t g = 0; g < groups; ++g) run(g);
+  }
+  // A bad group again row by row: the lowest failing row is in the lowest bad group, and is named.
+  for (std::size_t g = 0; g < groups; ++g) {
+    if (!bad[g]) continue;
+    for (std::size_t r = g * G; r < std::min(rows, g * G + G); ++r) {
+      try {
+        forward_row(z + r * n, p + r * n, n, thread_workspace());
+      } catch (const NumericError& e) {
+        throw NumericError("normaliser '" + name() + "': row " + std::to_string(r) + ": " + e.what());
+      }
+    }
+  }
+}
+
+template <class T>
 void Normaliser::forward_any(const T* z, T* p, std::size_t rows, std::size_t n) const {
   if (n == 0) throw NumericError("normaliser '" + name() + "': rows of length 0");
+  if (n <= lane_row_limit()) {
+    forward_in_lanes(z, p, rows, n);
+    return;
+  }
   const bool split = splits_long_rows() && n >= kLongRow &&
                      rows < static_cast<std::size_t>(omp_get_max_threads()) && !omp_in_parallel();
   if (split) {

@@ -6,6 +6,7 @@
 #include "normalisers/factories.hpp"
 #include "normalisers/row_checks.hpp"
 #include "normalisers/softmax_kernels.hpp"
+#include "normalisers/softmax_lanes.hpp"
 
 namespace sharp::norm::detail {
 
@@ -80,6 +81,13 @@ class Softmax final : public SoftmaxFamily {
     const double dbeta = softmax_backward_row(z, p, v, grad_z, n, beta_);
     if (grad_params) grad_params[0] = dbeta;
   }
+  std::size_t lane_row_limit() const override { return kLaneRowMax; }
+  bool forward_lane_group(const double* const z[], double* const p[], std::size_t n) const override {
+    return softmax_lane_group(z, p, n, beta_, false);
+  }
+  bool forward_lane_group(const float* const z[], float* const p[], std::size_t n) const override {
+    return softmax_lane_group(z, p, n, beta_, false);
+  }
 
  private:
   double beta_;
@@ -140,6 +148,13 @@ class Adaptive final : public SoftmaxFamily {
   }
   void forward_impl(const float* z, float* p, std::size_t n, Workspace& ws, bool par) const override {
     impl(z, p, n, ws, par);
+  }
+  std::size_t lane_row_limit() const override { return kLaneRowMax; }
+  bool forward_lane_group(const double* const z[], double* const p[], std::size_t n) const override {
+    return softmax_lane_group(z, p, n, 1.0, true);
+  }
+  bool forward_lane_group(const float* const z[], float* const p[], std::size_t n) const override {
+    return softmax_lane_group(z, p, n, 1.0, true);
   }
   // grad_z = beta p (v - <p,v>) + (dL/dbeta) beta'(H) dH/dz, with dL/dbeta as for softmax and
   // dH/dz_j = -q_j (z_j - E_q z) for q = softmax(z) (the entropy's gradient at beta = 1).

@@ -21,6 +21,15 @@ struct BlockResult {
   double stored_log2 = 0.0;  // stored terms are 2^stored_log2 exp(beta (z - shift)) (see kFmaShift)
 };
 
+// 2^x for the residuals d of the fused shift (|x| ≤ 1/8, usually ~1e-15): a glibc call costs as
+// much as a 16-entry row's exps, so tiny x (the normal case: |c| < 2^24) takes two Taylor terms,
+// whose remainder (x ln 2)^3/6 < 2^-80 is below the final rounding.
+inline double pow2_of_residual(double x) {
+  if (std::fabs(x) >= 0x1p-28) return std::exp2(x);
+  const double u = x * kLn2;
+  return 1.0 + std::fma(0.5 * u, u, u);
+}
+
 // exp(beta (z - shift)) = 2^y with y = (z - shift) (beta log2 e): base 2, so the argument reduction
 // inside exp2 is exact and needs no multiply (core/simd_exp.hpp; log2 e rides on beta's multiply).
 // Summed (and stored into p when kStore) in one pass that also finds the block's max; the sum of
@@ -40,15 +49,6 @@ struct BlockResult {
 // One accumulator pair: an exp costs far more than the adds' latency, and with exp2's constants a
 // second pair no longer fits in the 16 registers. Per batch of 4 (kFmaShift): 10 FMA-pipe operations
 // (8 in exp2) and 12 others, of which 8 (max, clamp, adds, shifts) share the 2 add pipes of Zen 5.
-// 2^x for the residuals d of the fused shift (|x| ≤ 1/8, usually ~1e-15): a glibc call costs as
-// much as a 16-entry row's exps, so tiny x (the normal case: |c| < 2^24) takes two Taylor terms,
-// whose remainder (x ln 2)^3/6 < 2^-80 is below the final rounding.
-inline double pow2_of_residual(double x) {
-  if (std::fabs(x) >= 0x1p-28) return std::exp2(x);
-  const double u = x * kLn2;
-  return 1.0 + std::fma(0.5 * u, u, u);
-}
-
 template <class T, bool kStore, bool kFmaShift>
 BlockResult block_pass_with_shift(const T* z, T* p, std::size_t len, double beta, double shift) {
   const double scale_d = beta * sharp::simd::kLog2e;
@@ -115,13 +115,6 @@ BlockResult with_shift(const T* z, T* p, std::size_t len, double beta, double sh
   return block_pass_with_shift<T, kStore, false>(z, p, len, beta, shift);
 }
 
-// The reference point: the max of the block's first entries (already in cache). If the block's
-// exact max turns out more than kMaxExcess/beta higher (or those were all masked), the block is
-// redone with the exact max (an extra exp pass over L1-resident data); only that final pass's sums
-// are checked, as a wrong shift may push y out of exp2's domain. kMaxExcess keeps every term below
-// e^kMaxExcess: e^512 (x 2048 terms) is far from double overflow, e^64 from float overflow where a
-// float p stores the terms. The shift below the max costs the entropy up to ~kMaxExcess ulp of
-// cancellation (1e-13).
 // The reference point's estimate: the max of the first 4 batches (16 entries at AVX2, 32 at
 // AVX-512) by vector max, or of the first 16 entries one by one (shorter blocks, narrower ISAs).
 template <class T>
@@ -136,6 +129,13 @@ double first_entries_max(const T* z, std::size_t len) {
   return m;
 }
 
+// The reference point: the max of the block's first entries (already in cache). If the block's
+// exact max turns out more than kMaxExcess/beta higher (or those were all masked), the block is
+// redone with the exact max (an extra exp pass over L1-resident data); only that final pass's sums
+// are checked, as a wrong shift may push y out of exp2's domain. kMaxExcess keeps every term below
+// e^kMaxExcess: e^512 (x 2048 terms) is far from double overflow, e^64 from float overflow where a
+// float p stores the terms. The shift below the max costs the entropy up to ~kMaxExcess ulp of
+// cancellation (1e-13).
 template <class T, bool kStore>
 BlockResult block_pass(const T* z, T* p, std::size_t len, double beta) {
   constexpr double kMaxExcess = (kStore && sizeof(T) < sizeof(double)) ? 64.0 : 512.0;
@@ -153,7 +153,6 @@ BlockResult block_pass(const T* z, T* p, std::size_t len, double beta) {
   }
   return r;
 }
-
 
 // A row of at most kNarrowRow entries, whole: the exact max first (a vector pass over the row, which
 // then stays in L1), so no reference estimate, redo test or residual correction. For a 16-entry row

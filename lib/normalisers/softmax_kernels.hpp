@@ -6,7 +6,8 @@
 // and the sums relative to it; blocks are merged in index order. The block partition does not depend on the
 // thread count, so the result is bit-identical whether the blocks of a long row run on 1 or many
 // threads (`parallel`). One pass over the row reads each logit once and computes one exp per logit:
-// the exp throughput, not memory, is the limit (see bench/normalisers.cpp).
+// the exp throughput, not memory, is the limit (see bench/normalisers.cpp). Rows of at most 64
+// entries are done whole, relative to their exact max (their fixed costs, not exps, dominate).
 #include <cmath>
 #include <cstddef>
 #include <limits>
