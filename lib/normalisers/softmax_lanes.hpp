@@ -12,7 +12,13 @@
 namespace sharp::norm {
 
 inline constexpr std::size_t kLaneRows = simd::kLanes;   // rows per group
-inline constexpr std::size_t kLaneRowMax = 64;           // longest row the lane kernel takes
+// Longest row the lane kernel takes: 64 where the transposes are register shuffles (AVX2); 0, i.e.
+// rows one at a time, on other ISAs, where they would go through memory lane by lane.
+#if defined(__AVX__) && !defined(__AVX512F__)
+inline constexpr std::size_t kLaneRowMax = 64;
+#else
+inline constexpr std::size_t kLaneRowMax = 0;
+#endif
 
 // p[i] = softmax(beta z[i]) for the kLaneRows rows z[i] of n <= kLaneRowMax entries each; with
 // `adaptive`, beta is each row's own adaptive beta (SPEC §3, from the entropy at beta = 1). Returns

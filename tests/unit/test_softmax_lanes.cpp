@@ -1,4 +1,4 @@
-// The short-row lane kernel (normalisers/softmax_lanes.hpp), which Normaliser::forward uses for
+// The short-row lane kernel (normalisers/softmax_lanes.hpp), which Normaliser::forward uses (AVX2) for
 // softmax and adaptive rows of at most 64 entries: the shuffle transpose against the lane-by-lane
 // one; every row against long double (softmax at several beta, adaptive at its own beta), with
 // masked entries, widths that leave a partial column block, and row counts that leave a partial
@@ -18,7 +18,6 @@
 
 namespace {
 
-using sharp::norm::kLaneRowMax;
 using sharp::norm::kLaneRows;
 using sharp::norm::make_normaliser;
 using sharp::norm::simd::batch_d;
