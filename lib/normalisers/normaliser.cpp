@@ -28,6 +28,11 @@ constexpr std::size_t kParallelThreshold = 1 << 15;
 // Rows at least this long, fewer than the threads, are split into blocks instead.
 constexpr std::size_t kLongRow = 1 << 16;
 
+// A row kernel's error as the caller sees it: the spec and the row number first.
+NumericError row_error(const std::string& name, std::size_t row, const NumericError& e) {
+  return NumericError("normaliser '" + name + "': row " + std::to_string(row) + ": " + e.what());
+}
+
 // Calls body(row, workspace) for every row, in parallel. If rows fail, rethrows the error of the
 // lowest failing row (deterministic whatever the schedule) prefixed with the spec and row number.
 template <class Body>
@@ -57,7 +62,7 @@ void for_each_row(const std::string& name, std::size_t rows, std::size_t n, Body
   try {
     std::rethrow_exception(error);
   } catch (const NumericError& e) {
-    throw NumericError("normaliser '" + name + "': row " + std::to_string(first_bad) + ": " + e.what());
+    throw row_error(name, first_bad, e);
   }
 }
 
@@ -96,7 +101,7 @@ void Normaliser::forward_in_lanes(const T* z, T* p, std::size_t rows, std::size_
       try {
         forward_row(z + r * n, p + r * n, n, thread_workspace());
       } catch (const NumericError& e) {
-        throw NumericError("normaliser '" + name() + "': row " + std::to_string(r) + ": " + e.what());
+        throw row_error(name(), r, e);
       }
     }
   }
@@ -116,7 +121,7 @@ void Normaliser::forward_any(const T* z, T* p, std::size_t rows, std::size_t n) 
       try {
         forward_long_row(z + r * n, p + r * n, n, thread_workspace());
       } catch (const NumericError& e) {
-        throw NumericError("normaliser '" + name() + "': row " + std::to_string(r) + ": " + e.what());
+        throw row_error(name(), r, e);
       }
     }
     return;

@@ -51,6 +51,24 @@ class SoftmaxFamily : public Normaliser {
     forward_impl(z, p, n, ws, false);
   }
   bool splits_long_rows() const override { return true; }
+
+  // Members with a lane kernel for short rows (softmax_lanes.hpp) say how it runs: a fixed beta, or
+  // each row's adaptive beta. The default: none (rows one at a time).
+  struct LaneMode {
+    bool available = false;
+    double beta = 1.0;
+    bool adaptive = false;
+  };
+  virtual LaneMode lane_mode() const { return {}; }
+  std::size_t lane_row_limit() const override { return lane_mode().available ? kLaneRowMax : 0; }
+  bool forward_lane_group(const double* const z[], double* const p[], std::size_t n) const override {
+    const LaneMode m = lane_mode();
+    return softmax_lane_group(z, p, n, m.beta, m.adaptive);
+  }
+  bool forward_lane_group(const float* const z[], float* const p[], std::size_t n) const override {
+    const LaneMode m = lane_mode();
+    return softmax_lane_group(z, p, n, m.beta, m.adaptive);
+  }
   void forward_long_row(const double* z, double* p, std::size_t n, Workspace& ws) const override {
     forward_impl(z, p, n, ws, true);
   }
@@ -81,13 +99,7 @@ class Softmax final : public SoftmaxFamily {
     const double dbeta = softmax_backward_row(z, p, v, grad_z, n, beta_);
     if (grad_params) grad_params[0] = dbeta;
   }
-  std::size_t lane_row_limit() const override { return kLaneRowMax; }
-  bool forward_lane_group(const double* const z[], double* const p[], std::size_t n) const override {
-    return softmax_lane_group(z, p, n, beta_, false);
-  }
-  bool forward_lane_group(const float* const z[], float* const p[], std::size_t n) const override {
-    return softmax_lane_group(z, p, n, beta_, false);
-  }
+  LaneMode lane_mode() const override { return {true, beta_, false}; }
 
  private:
   double beta_;
@@ -149,13 +161,7 @@ class Adaptive final : public SoftmaxFamily {
   void forward_impl(const float* z, float* p, std::size_t n, Workspace& ws, bool par) const override {
     impl(z, p, n, ws, par);
   }
-  std::size_t lane_row_limit() const override { return kLaneRowMax; }
-  bool forward_lane_group(const double* const z[], double* const p[], std::size_t n) const override {
-    return softmax_lane_group(z, p, n, 1.0, true);
-  }
-  bool forward_lane_group(const float* const z[], float* const p[], std::size_t n) const override {
-    return softmax_lane_group(z, p, n, 1.0, true);
-  }
+  LaneMode lane_mode() const override { return {true, 1.0, true}; }
   // grad_z = beta p (v - <p,v>) + (dL/dbeta) beta'(H) dH/dz, with dL/dbeta as for softmax and
   // dH/dz_j = -q_j (z_j - E_q z) for q = softmax(z) (the entropy's gradient at beta = 1).
   void backward_row(const double* z, const double* p, const double* v, double* grad_z,

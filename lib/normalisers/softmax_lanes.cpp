@@ -65,9 +65,8 @@ template <class T>
 bool softmax_lane_group(const T* const z[], T* const p[], std::size_t n, double beta, bool adaptive) {
   constexpr std::size_t L = kLaneRows;
   const std::size_t columns = (n + L - 1) / L * L;   // padded with -inf: weight exactly 0
-  constexpr std::size_t kColumns = kLaneRowMax > 0 ? kLaneRowMax : 64;   // forward calls it only if kLaneRowMax > 0
-  if (n > kColumns) return false;
-  alignas(64) batch_d col[kColumns + L], e[kColumns + L];
+  if (n > kLaneRowLongest) return false;
+  alignas(64) batch_d col[kLaneRowLongest + L], e[kLaneRowLongest + L];
   batch_d max(kNegInf);
   for (std::size_t j0 = 0; j0 < columns; j0 += L) {
     for (std::size_t i = 0; i < L; ++i) {

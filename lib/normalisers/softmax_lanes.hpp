@@ -12,18 +12,19 @@
 namespace sharp::norm {
 
 inline constexpr std::size_t kLaneRows = simd::kLanes;   // rows per group
-// Longest row the lane kernel takes: 64 where the transposes are register shuffles (AVX2); 0, i.e.
-// rows one at a time, on other ISAs, where they would go through memory lane by lane.
+inline constexpr std::size_t kLaneRowLongest = 64;       // longest row softmax_lane_group handles
+// Longest row forward hands to the lane kernel: all it handles where the transposes are register
+// shuffles (AVX2); 0, i.e. rows one at a time, on other ISAs, where they would go through memory.
 #if defined(__AVX__) && !defined(__AVX512F__)
-inline constexpr std::size_t kLaneRowMax = 64;
+inline constexpr std::size_t kLaneRowMax = kLaneRowLongest;
 #else
 inline constexpr std::size_t kLaneRowMax = 0;
 #endif
 
-// p[i] = softmax(beta z[i]) for the kLaneRows rows z[i] of n <= kLaneRowMax entries each; with
-// `adaptive`, beta is each row's own adaptive beta (SPEC §3, from the entropy at beta = 1). Returns
-// false, with p unspecified, if a row is bad (a NaN or +inf logit, or every entry masked): the
-// caller then runs its row-by-row kernel, which reports the row.
+// p[i] = softmax(beta z[i]) for the kLaneRows rows z[i] of n entries each; with `adaptive`, beta is
+// each row's own adaptive beta (SPEC §3, from the entropy at beta = 1). Returns false, with p
+// unspecified, if a row is bad (a NaN or +inf logit, or every entry masked) or n > kLaneRowLongest:
+// the caller then runs its row-by-row kernel, which reports a bad row.
 template <class T>
 bool softmax_lane_group(const T* const z[], T* const p[], std::size_t n, double beta, bool adaptive);
 
