@@ -8,11 +8,10 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <exception>
-#include <limits>
 #include <omp.h>
 
 #include "core/errors.hpp"
+#include "core/lowest_index_error.hpp"
 #include "max_retrieval/beta_fit.hpp"
 #include "experiments/checkpoint_param.hpp"
 #include "max_retrieval/model_file.hpp"
@@ -93,8 +92,7 @@ public:
     const std::size_t pairs = sizes.size() * samples;
     std::vector<max_retrieval::BetaStar> out(pairs);
     const std::uint64_t key = ctx.stream_key("sets");
-    std::size_t first_bad = std::numeric_limits<std::size_t>::max();
-    std::exception_ptr error;
+    LowestIndexError failure;
 #pragma omp parallel for num_threads(ctx.threads()) schedule(dynamic, 1)
     for (std::size_t j = 0; j < pairs; ++j) {
       const std::size_t n = sizes[j / samples];
@@ -104,11 +102,10 @@ public:
                                           max_retrieval::set_sample_key(set_key, std::int64_t(j % samples)), n,
                                           beta_max);
       } catch (...) {
-#pragma omp critical(sharp_fit_adaptive_error)
-        if (j < first_bad) first_bad = j, error = std::current_exception();
+        failure.record(j);
       }
     }
-    if (error) std::rethrow_exception(error);
+    failure.rethrow_if_any();
 
     std::vector<double> n_of(pairs), entropy(pairs), beta_star(pairs), p_star(pairs), p_one(pairs);
     for (std::size_t j = 0; j < pairs; ++j) {

@@ -4,10 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <exception>
-#include <limits>
 
 #include "core/errors.hpp"
+#include "core/lowest_index_error.hpp"
 #include "nn/gemm.hpp"
 #include "nn/mlp.hpp"
 #include "nn/omp_threads.hpp"
@@ -237,8 +236,7 @@ std::vector<SampleResult> StreamingEvaluator::evaluate_set(std::uint64_t set_key
   std::vector<SampleResult> results(count);
   threads = std::max(1, threads);
   std::vector<Workspace> workspaces(static_cast<std::size_t>(threads));
-  std::size_t first_bad = std::numeric_limits<std::size_t>::max();
-  std::exception_ptr error;
+  LowestIndexError failure;
   // One owner of the threads: OpenMP over samples; BLAS runs serially inside the region (and is
   // told so for the one-thread case, where the region is not active).
   nn::OmpThreadsScope scope(threads);
@@ -249,14 +247,10 @@ std::vector<SampleResult> StreamingEvaluator::evaluate_set(std::uint64_t set_key
       results[j] = run(set_sample_key(set_key, std::int64_t(s)), n, s < map_samples ? map_items : 0,
                        workspaces[std::size_t(omp_get_thread_num())]);
     } catch (...) {
-#pragma omp critical(sharp_streaming_eval_error)
-      if (j < first_bad) {
-        first_bad = j;
-        error = std::current_exception();
-      }
+      failure.record(j);
     }
   }
-  if (error) std::rethrow_exception(error);
+  failure.rethrow_if_any();
   return results;
 }
 

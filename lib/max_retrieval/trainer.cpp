@@ -3,10 +3,9 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <exception>
-#include <limits>
 
 #include "core/errors.hpp"
+#include "core/lowest_index_error.hpp"
 #include "nn/grad_clip.hpp"
 #include "nn/omp_threads.hpp"
 
@@ -37,21 +36,16 @@ Trainer::Trainer(const TrainConfig& config, std::uint64_t init_key, std::uint64_
 template <class ChunkBody>
 void Trainer::for_each_chunk(std::size_t chunks, ChunkBody&& body) {
   nn::OmpThreadsScope scope(threads_);
-  std::size_t first_bad = std::numeric_limits<std::size_t>::max();
-  std::exception_ptr error;
+  LowestIndexError failure;
 #pragma omp parallel for num_threads(threads_) schedule(dynamic, 1)
   for (std::size_t c = 0; c < chunks; ++c) {
     try {
       body(c, workspaces_[std::size_t(omp_get_thread_num())]);
     } catch (...) {
-#pragma omp critical(sharp_trainer_chunk_error)
-      if (c < first_bad) {
-        first_bad = c;
-        error = std::current_exception();
-      }
+      failure.record(c);
     }
   }
-  if (error) std::rethrow_exception(error);
+  failure.rethrow_if_any();
 }
 
 StepStats Trainer::step() {

@@ -5,11 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <exception>
-#include <limits>
 #include <vector>
 
 #include "core/errors.hpp"
+#include "core/lowest_index_error.hpp"
 #include "normalisers/adaptive_temperature.hpp"
 #include "normalisers/softmax_kernels.hpp"
 #include "normalisers/softmax_lanes.hpp"
@@ -37,17 +36,12 @@ NumericError row_error(const std::string& name, std::size_t row, const NumericEr
 // lowest failing row (deterministic whatever the schedule) prefixed with the spec and row number.
 template <class Body>
 void for_each_row(const std::string& name, std::size_t rows, std::size_t n, Body&& body) {
-  std::size_t first_bad = std::numeric_limits<std::size_t>::max();
-  std::exception_ptr error;
+  LowestIndexError failure;
   auto guarded = [&](std::size_t r) {
     try {
       body(r, thread_workspace());
     } catch (...) {
-#pragma omp critical(sharp_norm_row_error)
-      if (r < first_bad) {
-        first_bad = r;
-        error = std::current_exception();
-      }
+      failure.record(r);
     }
   };
   const bool parallel = rows > 1 && rows * n >= kParallelThreshold && !omp_in_parallel();
@@ -58,11 +52,10 @@ void for_each_row(const std::string& name, std::size_t rows, std::size_t n, Body
   } else {
     for (std::size_t r = 0; r < rows; ++r) guarded(r);
   }
-  if (!error) return;
   try {
-    std::rethrow_exception(error);
+    failure.rethrow_if_any();
   } catch (const NumericError& e) {
-    throw row_error(name, first_bad, e);
+    throw row_error(name, failure.index(), e);
   }
 }
 
