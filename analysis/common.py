@@ -1,7 +1,7 @@
 """Shared pieces of the analysis scripts: reading "sharp/1" result files, one figure style,
 and writing figures reproducibly.
 
-Analysis reads only files (DESIGN.md): every figure script loads a merged result file with
+Analysis reads only files (docs/architecture.md#layers): every figure script loads a merged result file with
 load_result(), which refuses anything that is not a complete "sharp/1" file of the expected
 experiment, and writes through save_figure(), whose PDFs are byte-identical across runs.
 """

@@ -1,4 +1,4 @@
-"""Attention maps of the trained max-retrieval head (SPEC §6.2) from an "eval-max" result file.
+"""Attention maps of the trained max-retrieval head (docs/science.md#figures) from an "eval-max" result file.
 
 A grid of heatmaps: one row per normaliser (softmax, adaptive temperature, …), one column per set
 size n of the file. Each panel is one model's (the first training seed's, first evaluation seed's)

@@ -1,5 +1,5 @@
-"""The entropy → β polynomial of adaptive temperature (SPEC §6.4) from a "fit-adaptive" result
-file (SPEC §3, the reconstruction of how the paper fitted it).
+"""The entropy → β polynomial of adaptive temperature (docs/science.md#figures) from a "fit-adaptive" result
+file (docs/science.md#refitting-the-polynomial, the reconstruction of how the paper fitted it).
 
 Scatter: one dot per evaluation set, (H, β*): the head's entropy at β = 1 (nats) and the β* ∈
 [1, β_max] maximising the probability of the correct class, coloured by the set size n, over every
@@ -25,7 +25,7 @@ import common
 EXPERIMENT = "fit-adaptive"
 INPUT_FILE = "fit-adaptive.h5"
 
-# SPEC §3, highest degree first: β(H) = −0.037·H⁴ + 0.481·H³ − 2.3·H² + 4.917·H − 1.791
+# docs/science.md#adaptive-temperature, highest degree first: β(H) = −0.037·H⁴ + 0.481·H³ − 2.3·H² + 4.917·H − 1.791
 PAPER_COEFFICIENTS = (-0.037, 0.481, -2.3, 4.917, -1.791)
 PAPER_GATE = 0.5  # H ≤ 0.5 keeps β = 1
 REQUIRED = ("n", "entropy", "beta_star", "coefficients")
@@ -33,12 +33,12 @@ BINNED = ("bin_entropy", "bin_beta", "bin_count", "coefficients_binned")
 
 
 def paper_beta(h) -> np.ndarray:
-    """The bare polynomial of SPEC §3."""
+    """The bare polynomial of docs/science.md#adaptive-temperature."""
     return np.polyval(PAPER_COEFFICIENTS, np.asarray(h, dtype=float))
 
 
 def paper_effective_beta(h) -> np.ndarray:
-    """What adaptive temperature applies (SPEC §3): max(β(H), 1) when H > 0.5, else 1."""
+    """What adaptive temperature applies (docs/science.md#adaptive-temperature): max(β(H), 1) when H > 0.5, else 1."""
     h = np.asarray(h, dtype=float)
     return np.where(h > PAPER_GATE, np.maximum(paper_beta(h), 1.0), 1.0)
 

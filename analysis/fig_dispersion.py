@@ -1,4 +1,4 @@
-"""Dispersion figure (SPEC §6.1) and threshold table from a "bounds" result file (SPEC §2.1).
+"""Dispersion figure (docs/science.md#figures) and threshold table from a "bounds" result file (docs/science.md#dispersion-lemma).
 
 Left: α_max against n (log-log), one colour per δ/θ, one marker per logit law, with the lemma's
 upper bound exp(δ/θ)/n (dashed) and the tight worst case 1/(1 + (n−1)·exp(−δ/θ)) (thin solid).
@@ -40,12 +40,12 @@ class Series:
 
 
 def worst_case_alpha_max(n, ratio: float):
-    """One logit at M and n−1 at m (SPEC §2.1): the largest α_max any logits of spread δ reach."""
+    """One logit at M and n−1 at m (docs/science.md#dispersion-lemma): the largest α_max any logits of spread δ reach."""
     return 1.0 / (1.0 + (np.asarray(n, dtype=float) - 1.0) * np.exp(-ratio))
 
 
 def worst_case_threshold(eps: float, ratio: float) -> float:
-    """α_max < ε for the worst case exactly when n > 1 + (1/ε − 1)·exp(δ/θ) (SPEC §2.1)."""
+    """α_max < ε for the worst case exactly when n > 1 + (1/ε − 1)·exp(δ/θ) (docs/science.md#dispersion-lemma)."""
     return 1.0 + (1.0 / eps - 1.0) * np.exp(ratio)
 
 
@@ -136,7 +136,7 @@ def thresholds_table(result: common.Result, series: list) -> str:
         head += [f"first grid n with α_max < {eps}", f"worst case, closed form (ε = {eps})"]
     head.append("violations")
     lines = [
-        "# Dispersion thresholds (SPEC §2.1)",
+        "# Dispersion thresholds (docs/science.md#dispersion-lemma)",
         "",
         f"Source: `{result.path}` (fingerprint {result.attrs.get('fingerprint', '?')}, "
         f"git {result.attrs.get('git_sha', '?')}).",
@@ -172,7 +172,7 @@ def make(path: str, outdir: str) -> list:
     total = sum(s.violations for s in series)
     if total:
         common.loud_warning(f"{path}: {total} violation(s) of the dispersion lemma's bound "
-                            f"(SPEC §2.1); it must never fail. See dispersion_thresholds.md.")
+                            f"(docs/science.md#dispersion-lemma); it must never fail. See dispersion_thresholds.md.")
     written = common.save_figure(draw(result, series), outdir, "dispersion")
     written.append(common.save_text(thresholds_table(result, series), outdir,
                                     "dispersion_thresholds.md"))

@@ -1,5 +1,5 @@
-"""Entropy against inverse temperature (SPEC §6.7) from an "entropy-temperature" result file
-(SPEC §2.4): H(softmax(β·e)) falls as β rises, with dH/dβ = −β·Var_p(e) < 0.
+"""Entropy against inverse temperature (docs/science.md#figures) from an "entropy-temperature" result file
+(docs/science.md#entropy-falls-with-beta): H(softmax(β·e)) falls as β rises, with dH/dβ = −β·Var_p(e) < 0.
 
 Left: H against β for every point, one colour per n (labelled on the curves: H → ln n as β → 0),
 one line style per logit law. Right: dH/dβ in closed form (lines) and by central finite
@@ -118,7 +118,7 @@ def make(path: str, outdir: str) -> list:
     failed = int((result.metrics["monotone"] != 1).sum())
     if failed:
         common.loud_warning(f"{path}: entropy is not strictly decreasing in β at {failed} "
-                            f"point(s) (SPEC §2.4 says dH/dβ = −β·Var_p(e) < 0).")
+                            f"point(s) (docs/science.md#entropy-falls-with-beta says dH/dβ = −β·Var_p(e) < 0).")
     return common.save_figure(draw(result, curves), outdir, "entropy_temperature")
 
 

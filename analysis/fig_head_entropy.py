@@ -1,5 +1,5 @@
-"""Entropy of the trained max-retrieval head against n (SPEC §6.3) from an "eval-max" result file
-(SPEC §4).
+"""Entropy of the trained max-retrieval head against n (docs/science.md#figures) from an "eval-max" result file
+(docs/science.md#max-retrieval).
 
 Left: the head's mean attention entropy (nats) per normaliser, mean over trained models with a
 shaded 95% interval (t across models; one model: t over its samples), beside ln n, the entropy of

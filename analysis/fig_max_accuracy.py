@@ -1,4 +1,4 @@
-"""Max-retrieval accuracy against n (SPEC §6.5) from an "eval-max" result file (SPEC §4).
+"""Max-retrieval accuracy against n (docs/science.md#figures) from an "eval-max" result file (docs/science.md#max-retrieval).
 
 One line per normaliser of the file: the mean accuracy over trained models (seeds) with a shaded
 95% interval across them (Student t; with a single model, the Wilson interval of its samples) and

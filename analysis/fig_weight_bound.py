@@ -1,4 +1,4 @@
-"""Weight-norm bound tightness (SPEC §6.7) from a "weight-bound" result file (SPEC §2.3).
+"""Weight-norm bound tightness (docs/science.md#figures) from a "weight-bound" result file (docs/science.md#weight-norm-bound).
 
 For logits e_i = (Q y)ᵀ(K x_i) the spread obeys δ ≤ 2·σ_max(Q)·σ_max(K)·‖y‖·max_i‖x_i‖.
 Left: histogram of the per-trial ratio δ/bound over every point (/arrays/<id>/ratio), one colour per
@@ -114,7 +114,7 @@ def make(path: str, outdir: str) -> list:
     violations = int(result.metrics["violations"].sum())
     if violations:
         common.loud_warning(f"{path}: {violations} trial(s) where the logit spread exceeds the "
-                            f"weight-norm bound (SPEC §2.3); it must never fail.")
+                            f"weight-norm bound (docs/science.md#weight-norm-bound); it must never fail.")
     return common.save_figure(draw(result, by_d_model), outdir, "weight_bound")
 
 

@@ -1,4 +1,4 @@
-"""Max-retrieval accuracy table (SPEC §6.5) from an "eval-max" result file (SPEC §4), as Markdown
+"""Max-retrieval accuracy table (docs/science.md#figures) from an "eval-max" result file (docs/science.md#max-retrieval), as Markdown
 (max_accuracy.md) and LaTeX (max_accuracy.tex, booktabs).
 
 Per n: each normaliser's accuracy, mean over trained models ± the half-width of the 95% t-interval
@@ -112,7 +112,7 @@ def tests_note(data: mr.EvalMax) -> str:
             f"their pairs are not independent and are not pooled); 'discordant' counts sets only "
             f"{a} got right / only {b} got right, summed over models. Paired t: two-sided scipy.stats.ttest_rel on the per-model "
             f"accuracies ({b} vs {a}); n/a with fewer than 2 models or identical differences. "
-            f"Paper p: the paired t-test p-values the paper reports (SPEC §4). "
+            f"Paper p: the paired t-test p-values the paper reports (docs/science.md#published-numbers). "
             f"Δ: mean over models of {b} − {a}, in points.")
 
 
@@ -135,7 +135,7 @@ def markdown(data: mr.EvalMax, rows: list) -> str:
     head = (["n", "models"] + [plain_label(x) for x in xs]
             + [f"paper {plain_label(x)}" for x in mr.PAPER_ACCURACY]
             + ["Δ", "discordant", "McNemar p (largest)", "paired t p", "paper p"])
-    lines = ["# Max-retrieval accuracy (SPEC §4, §6.5)", "", mr.source_line(data.result),
+    lines = ["# Max-retrieval accuracy (docs/science.md#max-retrieval, docs/science.md#figures)", "", mr.source_line(data.result),
              *header_lines(data), "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:

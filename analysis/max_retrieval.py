@@ -1,4 +1,4 @@
-"""Shared by the max-retrieval figures and table (SPEC §4, §6 items 2–5): the paper's published
+"""Shared by the max-retrieval figures and table (docs/science.md#max-retrieval, docs/science.md#figures): the paper's published
 numbers, reading an "eval-max" result file into per-(n, model) cells, and the statistics
 (Wilson and t intervals, McNemar's exact test, the paired t-test).
 
@@ -22,7 +22,7 @@ INPUT_FILE = "eval-max.h5"
 CONFIDENCE = 0.95
 Z95 = float(stats.norm.ppf(0.5 + CONFIDENCE / 2))  # 1.959964…
 
-# ---- published numbers (SPEC §4), accuracy in %
+# ---- published numbers (docs/science.md#published-numbers), accuracy in %
 
 PAPER_N = (16, 64, 256, 512, 1024, 2048, 4096, 16384)
 PAPER_ACCURACY = {

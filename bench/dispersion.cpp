@@ -64,7 +64,7 @@ BENCHMARK(BM_DispersionRow)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
-// The numpy reference's point (/work/shared/bench/numpy_bounds.py: uniform, n = 2^28, δ = 4, θ = 1);
+// The numpy reference's point (bench/numpy_dispersion.py: uniform, n = 2^28, δ = 4, θ = 1);
 // bench/numpy_dispersion_ref.sh runs both and prints the ratio.
 void BM_NumpyPoint(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));

@@ -1,4 +1,4 @@
-// Benchmarks of the normaliser family (issue 3).
+// Benchmarks of the normaliser family (docs/science.md#remedies; names as in docs/architecture.md#benchmarks).
 //   build/bin/sharp-bench-normalisers [--benchmark_filter=...] [--benchmark_format=json]
 // - forward/<spec>/<rows>x<n>/<type>/threads:<t>: every normaliser on 1x2^24, 1024x1024 and
 //   16384x16 logits ~ N(0, 4^2), double and float, 1 thread and all threads. Counters: rows/s,

@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
 # sharp's dispersion kernel against the numpy reference on the reference's own point (uniform
 # logits, n = 2^28, spread 4, theta 1): rates in logits/s and their ratio, for 1 and 2 threads.
-#   bash bench/numpy_dispersion_ref.sh [BIN_DIR] [SHARED_DIR]
+#   bash bench/numpy_dispersion_ref.sh [BIN_DIR]
 # The machine is shared and noisy: each side runs 3 times and the best run counts.
-# OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are left as the environment has them (DESIGN.md).
+# OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are left as the environment has them (docs/architecture.md#benchmarks).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 bin="${1:-$here/../build/bin}"
-shared="${2:-$here/../../shared}"
 python=/usr/bin/python3
 
 best_numpy=0
 for _ in 1 2 3; do
-  line=$(OPENBLAS_NUM_THREADS=1 "$python" "$shared/bench/numpy_bounds.py" --n 268435456 --spread 4 --theta 1)
+  line=$(OPENBLAS_NUM_THREADS=1 "$python" "$here/numpy_dispersion.py" --n 268435456 --spread 4 --theta 1)
   echo "numpy: $line"
   rate=$(sed -n 's/.*rate=\([0-9.]*\)M_logits_per_s.*/\1/p' <<<"$line")
   best_numpy=$("$python" -c "print(max($best_numpy, $rate))")

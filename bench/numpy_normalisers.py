@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""numpy reference of the normaliser family (issue 3), timed on the same shapes and data law as
+"""numpy reference of the normaliser family (docs/science.md#remedies), timed on the same shapes and data law as
 build/bin/sharp-bench-normalisers (logits ~ N(0, 4^2)), for the speed-up column of `make bench`.
 
 Straightforward vectorised numpy (rows at once, one thread: numpy's elementwise kernels do not

@@ -1,6 +1,6 @@
-// Benchmarks of the max-retrieval model (issue 4, "Measured").
+// Benchmarks of the max-retrieval model (docs/science.md#max-retrieval; docs/architecture.md#benchmarks).
 //   build/bin/sharp-bench-train-max [--benchmark_filter=...]
-// - TrainStep/threads:T: one optimizer step of SPEC 4's model (width 128, depth 1, batch 128,
+// - TrainStep/threads:T: one optimizer step of the model of docs/science.md#max-retrieval (width 128, depth 1, batch 128,
 //   n = 16). Counters: samples/s and GFLOP/s (lib/max_retrieval/cost.hpp's flop count).
 // - StepGemms/threads:T: the same step's GEMMs, back to back at whole-batch shapes, through
 //   OpenBLAS with T threads: the reference rate. Achieved fraction = TrainStep GFLOP/s / this.
@@ -21,7 +21,7 @@ namespace {
 using namespace sharp::max_retrieval;
 
 TrainConfig default_config() {
-  TrainConfig c;   // SPEC 4's defaults: width 128, depth 1, batch 128, n = 16
+  TrainConfig c;   // defaults of docs/science.md#max-retrieval: width 128, depth 1, batch 128, n = 16
   c.schedule = {sharp::nn::ScheduleKind::Cosine, 1e-3, 100000, 0, 0.01};
   return c;
 }

@@ -1,4 +1,4 @@
-// sharp-bounds — SPEC §2.1, the dispersion lemma: with logits in [0, δ], every softmax_θ
+// sharp-bounds — the dispersion lemma (docs/science.md#dispersion-lemma): with logits in [0, δ], every softmax_θ
 // coefficient lies in [exp(−δ/θ)/n, exp(δ/θ)/n], so α_max → 0 as n grows. Streams n logits (never
 // stored) from a counter-based RNG; n = 2^30 is an ordinary point.
 #include <algorithm>
@@ -19,7 +19,7 @@ class BoundsExperiment final : public runner::Experiment {
 public:
   std::string name() const override { return "bounds"; }
   std::string summary() const override {
-    return "The dispersion lemma (SPEC 2.1). For each point, `trials` rows of n logits on [0, spread] "
+    return "The dispersion lemma (docs/science.md#dispersion-lemma). For each point, `trials` rows of n logits on [0, spread] "
            "are drawn from a logit law and passed through softmax with temperature theta; records the "
            "largest and smallest coefficient over the trials, the mean entropy, the lemma's bounds "
            "exp(+-spread/theta)/n, the worst case 1/(1+(n-1)exp(-spread/theta)) and the number of "

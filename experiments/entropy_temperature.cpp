@@ -1,4 +1,4 @@
-// sharp-entropy-temperature — SPEC §2.4: the entropy of softmax(β·e) falls as β rises, with
+// sharp-entropy-temperature — docs/science.md#entropy-falls-with-beta: the entropy of softmax(β·e) falls as β rises, with
 // dH/dβ = −β·Var_p(e). Checks monotonicity on a β grid and the closed form against a finite difference.
 #include <algorithm>
 #include <cmath>
@@ -17,7 +17,7 @@ class EntropyTemperatureExperiment final : public runner::Experiment {
 public:
   std::string name() const override { return "entropy-temperature"; }
   std::string summary() const override {
-    return "Entropy falls as the inverse temperature rises (SPEC 2.4). For a row of n logits on [0, spread] "
+    return "Entropy falls as the inverse temperature rises (docs/science.md#entropy-falls-with-beta). For a row of n logits on [0, spread] "
            "from a logit law, the entropy of softmax(beta e) on a grid of beta_steps values from beta_min "
            "to beta_max (linear); monotone = 1 when it strictly decreases, max_rel_error = largest relative "
            "gap between the closed form dH/dbeta = -beta Var_p(e) and a central finite difference.";

@@ -1,4 +1,4 @@
-// sharp-eval-max — SPEC §4, the trained-head experiment, evaluation half: a trained max-retrieval
+// sharp-eval-max — docs/science.md#max-retrieval, the trained-head experiment, evaluation half: a trained max-retrieval
 // model (one value of the checkpoint axis) on `samples` fresh sets of n items, with several head
 // normalisers on the same samples (paired: they share the item-MLP pass). Items stream through the
 // model in chunks (lib/max_retrieval/streaming_eval.hpp), so n = 2^20 needs memory O(chunk).
@@ -52,7 +52,7 @@ class EvalMaxExperiment final : public runner::Experiment {
 public:
   std::string name() const override { return "eval-max"; }
   std::string summary() const override {
-    return "Max retrieval, evaluation (SPEC 4). Evaluates a trained model (--checkpoint FILE.h5 from sharp-train-max: "
+    return "Max retrieval, evaluation (docs/science.md#max-retrieval). Evaluates a trained model (--checkpoint FILE.h5 from sharp-train-max: "
            "every model in the file is one value of the checkpoint axis; FILE.h5#ID picks one) on `samples` fresh "
            "sets of n items, for every normaliser of --normaliser on the same samples (a list, comma- or "
            "plus-separated, evaluated inside each point). Items stream in chunks, so memory is O(chunk) for the "
@@ -65,7 +65,7 @@ public:
     runner::ParamSpec normaliser = runner::text_param(
         "normaliser", "softmax+adaptive", "head normalisers, compared on the same samples", {});
     normaliser.list = runner::ListRole::InsidePoint;
-    normaliser.allowed = "normaliser specs (DESIGN.md)";
+    normaliser.allowed = "normaliser specs (docs/science.md#remedies)";
     normaliser.check = normaliser_spec_error;
     return {
         checkpoint,
@@ -93,7 +93,7 @@ public:
   }
   std::string notes() const override {
     return "Samples are a function of (seed, n, index) only: the same sets for every checkpoint and normaliser. "
-           "Adaptive temperature (SPEC 3) is applied at inference only, on the head of the trained weights, with "
+           "Adaptive temperature (docs/science.md#adaptive-temperature) is applied at inference only, on the head of the trained weights, with "
            "the exact entropy of softmax at beta = 1; ssmax uses beta = s ln n. Non-softmax-family normalisers "
            "(entmax, sparsemax, top-k, Stieltjes) keep the n logits of a set (O(n) floats) and run exactly. "
            "Maps: the weights on the map_items highest-priority items, by decreasing priority. Priorities are "

@@ -1,4 +1,4 @@
-// sharp-fit-adaptive — SPEC §3's reconstruction of the adaptive-temperature polynomial: for a
+// sharp-fit-adaptive — the reconstructed fit of the adaptive-temperature polynomial (docs/science.md#refitting-the-polynomial): for a
 // trained max-retrieval model (one value of the checkpoint axis), `samples` evaluation sets at each
 // size n = n_min, 2·n_min, …, n_max; per set the head's entropy H at β = 1 and the β* ∈ [1, beta_max]
 // maximising the correct class's probability; then a least-squares degree-4 fit H → β*. Records
@@ -31,7 +31,7 @@ class FitAdaptiveExperiment final : public runner::Experiment {
 public:
   std::string name() const override { return "fit-adaptive"; }
   std::string summary() const override {
-    return "Refit of the adaptive-temperature polynomial (SPEC 3, reconstructed). For a trained model (--checkpoint "
+    return "Refit of the adaptive-temperature polynomial (docs/science.md#refitting-the-polynomial, reconstructed). For a trained model (--checkpoint "
            "FILE.h5 from sharp-train-max: every model in it is one grid value; FILE.h5#ID picks one) and `samples` "
            "sets at each power-of-two size from n_min to n_max: the head's entropy H at beta = 1 and the beta* in "
            "[1, beta_max] that maximises the probability of the correct class; a least-squares degree-4 fit "
@@ -71,7 +71,7 @@ public:
     return 2.0 * double(p.integer("samples")) * double(p.integer("n_max"));
   }
   std::string notes() const override {
-    return "SPEC 3 reconstruction: beta* maximises the trained model's probability of the correct class with the "
+    return "Reconstruction (docs/science.md#refitting-the-polynomial): beta* maximises the trained model's probability of the correct class with the "
            "head's softmax(beta e), beta in [1, beta_max], found on a 0.25 grid and refined by golden-section search "
            "to 1e-4; H is the exact entropy at beta = 1; the fit is ordinary least squares of beta* on "
            "1, H, .., H^4 over every (size, set) pair of the point (no weighting, no gate at H = 0.5). Binned "

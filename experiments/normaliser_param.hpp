@@ -1,6 +1,6 @@
 #pragma once
 // The value check of a parameter that names head normalisers (sharp-train-max's --normaliser, each
-// item of sharp-eval-max's in-point list): a spec of DESIGN.md's list, parsed by lib/normalisers.
+// item of sharp-eval-max's in-point list): a spec of the list in docs/science.md#remedies, parsed by lib/normalisers.
 #include <optional>
 #include <string>
 

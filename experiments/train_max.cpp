@@ -1,4 +1,4 @@
-// sharp-train-max — SPEC §4, the trained-head experiment, training half: one point trains one
+// sharp-train-max — docs/science.md#max-retrieval, the trained-head experiment, training half: one point trains one
 // max-retrieval model (item MLP ψ, query MLP, one attention head with the chosen normaliser, output
 // MLP φ) on sets of train_n items with fresh data every step, and stores the final weights, the
 // training curve and the in-distribution accuracy on eval_samples fresh sets. A list of seeds
@@ -81,7 +81,7 @@ class TrainMaxExperiment final : public runner::Experiment {
 public:
   std::string name() const override { return "train-max"; }
   std::string summary() const override {
-    return "Max retrieval, training (SPEC 4). Trains the model of SPEC 4 (item MLP psi, query MLP, one attention "
+    return "Max retrieval, training (docs/science.md#max-retrieval). Trains the model of docs/science.md#max-retrieval (item MLP psi, query MLP, one attention "
            "head with the given normaliser, output MLP phi; float32, AdamW) on sets of train_n items with fresh "
            "data every step. Records the in-distribution accuracy on eval_samples fresh sets of train_n items, the "
            "training curve every eval_every steps, the per-step batch loss, and the final weights "
@@ -90,7 +90,7 @@ public:
   std::vector<runner::ParamSpec> parameters() const override {
     runner::ParamSpec normaliser =
         runner::text_param("normaliser", "softmax", "normaliser of the attention head during training", {});
-    normaliser.allowed = "a normaliser spec (DESIGN.md), e.g. softmax, adaptive, ssmax:s=1, entmax15";
+    normaliser.allowed = "a normaliser spec (docs/science.md#remedies), e.g. softmax, adaptive, ssmax:s=1, entmax15";
     normaliser.check = normaliser_spec_error;
     return {
         normaliser,
@@ -126,7 +126,7 @@ public:
            double(p.integer("steps"));
   }
   std::string notes() const override {
-    return "SPEC 4 reconstructed choices: query input ~ U(0,1) carries no information; psi 11->W->ReLU->W, query "
+    return "Reconstructed choices (docs/science.md#max-retrieval-reconstructed): query input ~ U(0,1) carries no information; psi 11->W->ReLU->W, query "
            "MLP 1->W->ReLU->W, phi W->W->ReLU->10 (depth = hidden ReLU layers of each), d = W, no bias in W_Q, "
            "W_K, W_V, LeCun-normal weights (std 1/sqrt(fan_in)), zero biases, float32; AdamW beta1 0.9, beta2 "
            "0.999, eps 1e-8, weight decay on every parameter; priorities rounded to float32 and the label is the "
@@ -203,7 +203,7 @@ public:
     r.set_count("correct", std::int64_t(std::llround(final_accuracy * double(eval_samples))));
     r.set("final_train_loss", curve.train_loss.back());
     r.set_count("parameters", std::int64_t(trainer.params().size()));
-    // SPEC 4's target on the curve: the first evaluation at >= 98% ("first touched") and the first
+    // The target of docs/science.md#max-retrieval on the curve: the first evaluation at >= 98% ("first touched") and the first
     // from which every later evaluation stays >= 98% (-1: none).
     std::int64_t first98 = -1, stable98 = -1;
     for (std::size_t i = 0; i < curve.step.size(); ++i) {

@@ -1,4 +1,4 @@
-// sharp-weight-bound — SPEC §2.3, sharpness needs large weights: for e_i = (Q y)ᵀ(K x_i) the spread
+// sharp-weight-bound — docs/science.md#weight-norm-bound, sharpness needs large weights: for e_i = (Q y)ᵀ(K x_i) the spread
 // δ = max e − min e never exceeds 2·σ_max(Q)·σ_max(K)·‖y‖·max‖x_i‖. Measures how tight that is.
 #include <algorithm>
 #include <cmath>
@@ -16,7 +16,7 @@ class WeightBoundExperiment final : public runner::Experiment {
 public:
   std::string name() const override { return "weight-bound"; }
   std::string summary() const override {
-    return "Sharpness needs large weights (SPEC 2.3). Random Q, K [d_head, d_model] with entries "
+    return "Sharpness needs large weights (docs/science.md#weight-norm-bound). Random Q, K [d_head, d_model] with entries "
            "N(0, weight_scale^2/d_model), a query y and n items x_i with entries N(0, input_scale^2); "
            "compares the measured logit spread delta with the bound 2 smax(Q) smax(K) |y| max|x_i| over "
            "`trials` instances. Metrics: delta, bound, ratio (means), ratio_max, violations (must be 0).";

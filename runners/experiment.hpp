@@ -1,5 +1,5 @@
 #pragma once
-// The contract between an experiment and the runner (DESIGN.md "Experiments"). An experiment
+// The contract between an experiment and the runner (docs/architecture.md#experiment-contract). An experiment
 // declares its parameters and random streams and computes one point: params -> metrics and arrays.
 // It never opens files, parses argv or talks MPI; the runner does all of that.
 #include <cstdint>
@@ -36,7 +36,7 @@ public:
   virtual ~Experiment() = default;
   // Short name: the binary is sharp-<name>, the default output results/<name>.h5.
   virtual std::string name() const = 0;
-  // One paragraph for --help: what is computed, with the SPEC section.
+  // One paragraph for --help: what is computed, citing its docs/science.md section.
   virtual std::string summary() const = 0;
   virtual std::vector<ParamSpec> parameters() const = 0;
   virtual std::vector<StreamSpec> streams() const { return {}; }

@@ -1,6 +1,6 @@
 #pragma once
 // Grid parsing and expansion: flag text -> values -> Cartesian product of points, each with a
-// stable id; plus the canonical config text and its fingerprint (DESIGN.md "Runs, files, resume").
+// stable id; plus the canonical config text and its fingerprint (docs/architecture.md#points-parts-merge-resume).
 #include <cstdint>
 #include <string>
 #include <utility>

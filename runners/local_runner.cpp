@@ -298,7 +298,7 @@ int run_local(const Experiment& experiment, const Grid& grid, const RunOptions& 
   if (!plan.todo.empty()) {
     const auto& todo = plan.todo;
     // Points in parallel, one thread each, when there are enough of them; otherwise the threads
-    // are shared out inside the points. Either way the data are the same (DESIGN.md "Determinism").
+    // are shared out inside the points. Either way the data are the same (docs/architecture.md#determinism).
     const int outer = static_cast<int>(std::min<std::size_t>(options.threads, todo.size()));
     const int inner = std::max(1, options.threads / outer);
     omp_set_max_active_levels(2);

@@ -1,6 +1,6 @@
 #pragma once
 // The local runner: a grid of points on one machine with OpenMP, writing point files, resuming,
-// merging (DESIGN.md "Runs, files, resume"). The MPI and Slurm runners reuse its pieces: the plan
+// merging (docs/architecture.md#points-parts-merge-resume). The MPI and Slurm runners reuse its pieces: the plan
 // (which points are complete, which belong to a shard), execute_point() and merge_points().
 #include <cstdint>
 #include <optional>

@@ -1,6 +1,6 @@
 #pragma once
 // Merge: every complete point file of the grid -> one result file PATH.h5 in schema "sharp/1"
-// (DESIGN.md "HDF5 schema"), written to a temporary name and renamed.
+// (docs/architecture.md#hdf5-schema), written to a temporary name and renamed.
 #include <string>
 
 #include "runners/experiment.hpp"

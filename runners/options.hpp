@@ -1,5 +1,5 @@
 #pragma once
-// The shared flags of every experiment binary (DESIGN.md "Experiments") and the parsed command line.
+// The shared flags of every experiment binary (docs/architecture.md#experiment-contract) and the parsed command line.
 #include <optional>
 #include <string>
 

@@ -1,5 +1,5 @@
 #pragma once
-// Where and how a file was made: root attributes of point and result files (DESIGN.md "HDF5 schema").
+// Where and how a file was made: root attributes of point and result files (docs/architecture.md#hdf5-schema).
 // None of this is "data": it is never compared between runs.
 #include <cstdint>
 #include <string>

@@ -1,6 +1,6 @@
 #pragma once
 // A parameter value and its canonical text. Canonical strings are part of the file format: point
-// ids and config fingerprints hash them, so they must be stable (DESIGN.md "Runs, files, resume").
+// ids and config fingerprints hash them, so they must be stable (docs/architecture.md#points-parts-merge-resume).
 #include <cstdint>
 #include <string>
 #include <variant>

@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
-# The dispersion kernel against its targets (foundation issue, "Measured"):
+# The dispersion kernel against its targets (docs/architecture.md#benchmarks):
 #  - sharp-bounds --n 2^30 --spread 4 --theta 1 --logits uniform --trials 1: peak RSS and logits/s
 #    per core, read back from the result file's /timing;
-#  - the same streaming point in chunked numpy (../shared/bench/numpy_bounds.py, one core);
+#  - the same streaming point in chunked numpy (bench/numpy_dispersion.py, one core);
 #  - the Google Benchmark of the kernel's parts (RNG, exp, whole row), when built.
 set -euo pipefail
 bin=${1:-build/bin}
 py=/usr/bin/python3
-shared=${SHARP_SHARED_DIR:-../shared}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -24,10 +23,8 @@ with h5py.File(sys.argv[1], "r") as f:
 PY
 done
 
-if [ -f "$shared/bench/numpy_bounds.py" ]; then
-  echo "numpy reference (1 core, n=2^28):"
-  OPENBLAS_NUM_THREADS=1 $py "$shared/bench/numpy_bounds.py" --n 268435456 --spread 4 --theta 1
-fi
+echo "numpy reference (1 core, n=2^28):"
+OPENBLAS_NUM_THREADS=1 $py "$(dirname "$0")/../bench/numpy_dispersion.py" --n 268435456 --spread 4 --theta 1
 
 if [ -x "$bin/sharp-bench-dispersion" ]; then
   "$bin/sharp-bench-dispersion" --benchmark_counters_tabular=true

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The normaliser family's part of `make bench` (issue 3): runs build/bin/sharp-bench-normalisers and
+# The normaliser family's part of `make bench` (docs/architecture.md#benchmarks): runs build/bin/sharp-bench-normalisers and
 # the numpy reference (bench/numpy_normalisers.py), then prints one table: each kernel's time,
 # rows/s and GB/s, its fraction of its own limit (max of memory time at the measured read bandwidth
 # and exp time at the measured exp rate; a row larger than the cache needs two passes, see below),

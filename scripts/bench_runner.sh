@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The runner's own cost (issue 5, "Measured"): points/s on a grid of cheap points with 1, 2 and 4
+# The runner's own cost (docs/architecture.md#benchmarks): points/s on a grid of cheap points with 1, 2 and 4
 # (oversubscribed) ranks, and the fraction of rank time left idle on a grid of uneven points
 # (1 − Σ point seconds / (ranks × wall seconds)).
 set -euo pipefail

@@ -1,4 +1,4 @@
-// sharp-normalise: a small Unix filter over the normaliser family (issue 3). Reads rows of
+// sharp-normalise: a small Unix filter over the normaliser family (docs/science.md#remedies). Reads rows of
 // whitespace-separated logits (one distribution per line; -inf marks a masked entry), writes the
 // probabilities in the same layout with 17 significant digits, or with --entropy one line per row:
 // the entropy (nats) of the output and, for adaptive, the beta it used.
@@ -166,12 +166,12 @@ int main(int argc, char** argv) {
   std::string spec_text, input, output;
   bool entropy_only = false;
   po::options_description options(
-      "Usage: sharp-normalise --normaliser SPEC [--input FILE] [--output FILE] [--entropy]\n"
+      "Usage: sharp-normalise --normaliser NORMALISER [--input FILE] [--output FILE] [--entropy]\n"
       "Each input line is one row of whitespace-separated logits (-inf = masked entry).\n"
       "Writes the probabilities, same layout, 17 significant digits.\n"
-      "SPEC: name[:key=value...] with name one of " + names_list() + ",\n"
+      "NORMALISER: name[:key=value...] with name one of " + names_list() + ",\n"
       "e.g. softmax:beta=2, ssmax:s=0.43, topk:k=3, entmax:alpha=1.25, asentmax:b=0.5:gamma=1,\n"
-      "stieltjes:q=4 (DESIGN.md, 'Normaliser specs').\nOptions");
+      "stieltjes:q=4 (docs/science.md#remedies).\nOptions");
   options.add_options()
       ("normaliser", po::value(&spec_text)->required(), "normaliser spec")
       ("input", po::value(&input), "input file (default: stdin)")

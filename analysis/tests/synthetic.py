@@ -1,6 +1,6 @@
 """Small synthetic result files that follow the "sharp/1" schema exactly (variable-length UTF-8
 strings as the C++ writer makes them, int64 / float64 columns, every root attribute), with
-metrics computed from the closed forms of SPEC §2 so that figures drawn from them look like the
+metrics computed from the closed forms of docs/science.md (from #dispersion-lemma to #entropy-falls-with-beta) so that figures drawn from them look like the
 real ones. Used by the tests; also handy by hand:
 
     /usr/bin/python3 analysis/tests/synthetic.py OUTDIR   # writes every file into OUTDIR
@@ -71,7 +71,7 @@ def write_result(path, experiment: str, grid: list, metrics: dict, arrays: dict 
     return ids
 
 
-# ---- logits of the four laws (SPEC §2.1), divided by θ and shifted so the minimum is 0: z ∈ [0, r]
+# ---- logits of the four laws (docs/science.md#dispersion-lemma), divided by θ and shifted so the minimum is 0: z ∈ [0, r]
 
 def scaled_logits(law: str, n: int, r: float, rng: np.random.Generator | None = None) -> np.ndarray:
     """[n] logits e/θ of spread r = δ/θ. Deterministic quantile versions of the random laws when
@@ -149,7 +149,7 @@ def write_weight_bound(path, ns=(16, 256), d_models=(16, 64), d_head=16, weight_
             k = rng.normal(0, p["weight_scale"] / np.sqrt(dm), (dh, dm))
             y = rng.normal(0, input_scale, dm)
             x = rng.normal(0, input_scale, (p["n"], dm))
-            e = x @ k.T @ (q @ y)  # [n] logits (Q y)ᵀ(K x_i), SPEC §2.3
+            e = x @ k.T @ (q @ y)  # [n] logits (Q y)ᵀ(K x_i), docs/science.md#weight-norm-bound
             delta[t] = e.max() - e.min()
             bound[t] = (2 * np.linalg.norm(q, 2) * np.linalg.norm(k, 2) * np.linalg.norm(y)
                         * np.linalg.norm(x, axis=1).max())
@@ -165,7 +165,7 @@ def write_weight_bound(path, ns=(16, 256), d_models=(16, 64), d_head=16, weight_
 
 
 def entropy_and_slope(z: np.ndarray, beta: float):
-    """H(softmax(βz)) and its closed-form derivative dH/dβ = −β·Var_p(z) (SPEC §2.4)."""
+    """H(softmax(βz)) and its closed-form derivative dH/dβ = −β·Var_p(z) (docs/science.md#entropy-falls-with-beta)."""
     p = softmax(beta * z)
     mean = (p * z).sum()
     return entropy(p), -beta * (p * (z - mean) ** 2).sum()
@@ -194,13 +194,13 @@ def write_entropy_temperature(path, ns=(16, 256, 4096), laws=("uniform", "gaussi
     return write_result(path, "entropy-temperature", grid, cols, arrays=arrays)
 
 
-# ---- max retrieval (SPEC §4): eval-max and fit-adaptive files
+# ---- max retrieval (docs/science.md#max-retrieval): eval-max and fit-adaptive files
 
-PAPER_COEFFICIENTS = (-0.037, 0.481, -2.3, 4.917, -1.791)  # SPEC §3, highest degree first
+PAPER_COEFFICIENTS = (-0.037, 0.481, -2.3, 4.917, -1.791)  # docs/science.md#adaptive-temperature, highest degree first
 
 
 def adaptive_beta(h: float) -> float:
-    """SPEC §3: max(β(H), 1) when H > 0.5, else 1."""
+    """docs/science.md#adaptive-temperature: max(β(H), 1) when H > 0.5, else 1."""
     return max(float(np.polyval(PAPER_COEFFICIENTS, h)), 1.0) if h > 0.5 else 1.0
 
 
@@ -216,7 +216,7 @@ def eval_max_point(n: int, train_seed: int, seed: int, samples: int, normalisers
                    map_items: int):
     """Per-sample results of one (model, n, seed) point. Sets depend on (seed, n) only, as in
     sharp-eval-max; the model's logit scale (its sharpness) and its errors depend on train_seed.
-    Logits e_i = scale·priority_i; adaptive applies SPEC §3's β to the same logits."""
+    Logits e_i = scale·priority_i; adaptive applies the β of docs/science.md#adaptive-temperature to the same logits."""
     sets = np.random.default_rng([seed, n])
     luck = np.random.default_rng([train_seed, seed, n])
     scale = 50.0 + 5.0 * train_seed

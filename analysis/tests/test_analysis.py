@@ -211,7 +211,7 @@ def test_dispersion_thresholds_table(results_dir, tmp_path):
             # one-hot logits are the worst case: first grid n past the closed form, or none
             past = [n for n in SMALL_NS if n > expected]
             assert measured == (str(past[0]) if past else "—")
-    assert "| one-hot | 5.69 | 1 | 5.69 | 512 | 296.9 |" in table  # SPEC §2.5: n ≈ 297
+    assert "| one-hot | 5.69 | 1 | 5.69 | 512 | 296.9 |" in table  # docs/science.md#logit-spread-in-llms: n ≈ 297
     assert f"Total bound violations over {len(SMALL_NS) * 16} points: **0**" in table
 
 

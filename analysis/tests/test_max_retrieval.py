@@ -1,4 +1,4 @@
-"""Tests of the max-retrieval analysis (SPEC §4, §6 items 2–5): the statistics against
+"""Tests of the max-retrieval analysis (docs/science.md#max-retrieval, docs/science.md#figures): the statistics against
 hand-computed values, reading eval-max files, the table's numbers recomputed independently from
 the file, and every figure module (renders, reproducible PDF, refuses what it must).
 
@@ -364,7 +364,7 @@ def test_paper_polynomial_with_gate_and_clamp():
     effective = f.paper_effective_beta(h)
     assert list(effective[:3]) == [1.0, 1.0, 1.0]             # gate (H ≤ 0.5) and clamp (β < 1)
     assert effective[3] > 1.0 and effective[5] > 1.0          # β > 1 on (0.8486, 5.9445)
-    assert effective[4] == pytest.approx(2.421, abs=2e-3)     # peak (SPEC §3)
+    assert effective[4] == pytest.approx(2.421, abs=2e-3)     # peak (docs/science.md#adaptive-temperature)
     assert effective[6] == 1.0
 
 

@@ -1,5 +1,5 @@
 #pragma once
-// Typed exceptions of the suite. The error policy (DESIGN.md "Errors"): bad user input is one clear
+// Typed exceptions of the suite. The error policy (docs/architecture.md#errors-and-exit-codes): bad user input is one clear
 // line and exit status 2; numeric failures name what failed; main catches, prints and exits.
 #include <stdexcept>
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// Closed forms of the dispersion lemma (SPEC §2 item 1): with every logit in [m, M], δ = M − m,
+// Closed forms of the dispersion lemma (docs/science.md#dispersion-lemma): with every logit in [m, M], δ = M − m,
 // every softmax_θ coefficient lies in [exp(−δ/θ)/n, exp(δ/θ)/n]; one logit at M and n − 1 at m is
 // the tight worst case. Arguments are checked: n ≥ 1, spread ≥ 0, theta > 0, 0 < epsilon < 1
 // (sharp::BadInput otherwise).

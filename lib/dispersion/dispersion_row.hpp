@@ -1,5 +1,5 @@
 #pragma once
-// One row of the dispersion check (SPEC §2 item 1): n logits of a law on [0, δ] streamed through
+// One row of the dispersion check (docs/science.md#dispersion-lemma): n logits of a law on [0, δ] streamed through
 // softmax_θ without being stored, and the row's extreme coefficients, entropy and bound violations.
 #include <cstdint>
 

@@ -1,5 +1,5 @@
 #pragma once
-// Logit laws of the dispersion check (SPEC §2 item 1), all on [m, M] = [0, δ] with δ = spread.
+// Logit laws of the dispersion check (docs/science.md#dispersion-lemma), all on [m, M] = [0, δ] with δ = spread.
 // Logits are a pure function of (law, spread, key, index), generated in any chunk by any thread:
 //   uniform    e_i = δ·U_i, U_i = rng::uniform(key, i) ∈ [0, 1)
 //   one-hot    e_0 = δ, every other e_i = 0 (the lemma's tight worst case; needs no randomness)

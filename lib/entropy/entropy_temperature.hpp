@@ -1,5 +1,5 @@
 #pragma once
-// SPEC §2.4: the entropy of softmax(β·e) falls as β rises, dH/dβ = −β·Var_p(e) < 0 for non-constant e.
+// docs/science.md#entropy-falls-with-beta: the entropy of softmax(β·e) falls as β rises, dH/dβ = −β·Var_p(e) < 0 for non-constant e.
 #include <cstddef>
 #include <vector>
 

@@ -1,4 +1,4 @@
-// Scalar attributes of a Group (the schema's root attributes: DESIGN.md "HDF5 schema").
+// Scalar attributes of a Group (the schema's root attributes: docs/architecture.md#hdf5-schema).
 #include <cstring>
 
 #include "h5/detail.hpp"

@@ -1,5 +1,5 @@
 // Files: opening and closing, atomic replacement of a finished file, and the "complete" check
-// that decides whether a result or part file exists at all (DESIGN.md "Runs, files, resume").
+// that decides whether a result or part file exists at all (docs/architecture.md#points-parts-merge-resume).
 #include <fcntl.h>
 #include <unistd.h>
 

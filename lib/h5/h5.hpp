@@ -1,5 +1,5 @@
 #pragma once
-// The suite's HDF5 layer (DESIGN.md "HDF5 schema", "Runs, files, resume"): small move-only RAII
+// The suite's HDF5 layer (docs/architecture.md#hdf5-schema, docs/architecture.md#points-parts-merge-resume): small move-only RAII
 // types over the HDF5 C API in the spirit of HighFive. Every C call is checked; a failure becomes
 // h5::Error whose what() names the operation, the object, the file and HDF5's own error stack.
 // HDF5's automatic printing to stderr is silenced inside every call of this layer.

@@ -1,6 +1,6 @@
 #pragma once
 // σ_max of a small dense matrix, computed without BLAS threads so that the value is a function of
-// the matrix alone (DESIGN.md "Determinism": BLAS results may change with the thread count).
+// the matrix alone (docs/architecture.md#determinism: BLAS results may change with the thread count).
 #include <cstddef>
 
 namespace sharp::linalg {

@@ -1,5 +1,5 @@
 #pragma once
-// SPEC §3's reconstruction of how the adaptive-temperature polynomial was fitted (reconstructed):
+// The reconstruction of how the adaptive-temperature polynomial was fitted (docs/science.md#refitting-the-polynomial):
 // for an evaluation input, the head's entropy H at β = 1 and the β* ∈ [1, β_max] that maximises
 // the model's probability of the correct class when the head uses softmax(β·e); then a
 // least-squares degree-4 polynomial H → β* over many inputs.

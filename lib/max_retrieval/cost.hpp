@@ -2,7 +2,7 @@
 // Floating-point work of the max-retrieval model (2 flops per multiply-add of the GEMMs, GEMVs and
 // rank-1 updates; elementwise work is not counted), and the GEMM shapes of one training step at
 // whole-batch sizes — the reference for "achieved GFLOP/s as a fraction of OpenBLAS GEMM on the
-// model's own shapes" (issue 4's benchmark).
+// model's own shapes" (bench/train_max.cpp).
 #include <cstddef>
 #include <vector>
 

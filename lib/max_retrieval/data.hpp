@@ -1,5 +1,5 @@
 #pragma once
-// Max-retrieval data (SPEC §4): a set of n items, each with a priority ~ U(0,1) and a class ~
+// Max-retrieval data (docs/science.md#max-retrieval): a set of n items, each with a priority ~ U(0,1) and a class ~
 // Uniform{0..9}; the label is the class of the highest-priority item. Item features are
 // [priority, one-hot(class)] (11 numbers); the query input ~ U(0,1) carries no information
 // (reconstructed).

@@ -1,10 +1,10 @@
 #pragma once
-// The max-retrieval model of SPEC §4:
+// The max-retrieval model of docs/science.md#max-retrieval:
 //   item MLP ψ: 11 → W → ReLU → … → W          h_i = ψ(x_i)
 //   query MLP:   1 → W → ReLU → … → W          h_q
 //   one attention head (nn/attention_head.hpp), d = W, no bias in W_Q, W_K, W_V, pluggable normaliser
 //   output MLP φ: d → W → ReLU → … → 10         class logits; softmax cross-entropy
-// `depth` is the number of hidden ReLU layers of each MLP (1 = SPEC §4's measured configuration).
+// `depth` is the number of hidden ReLU layers of each MLP (1 = the measured configuration of docs/science.md#max-retrieval-reconstructed).
 // LeCun-normal weights, zero biases. All parameters live in one flat buffer (layout below), float32
 // for training, double for gradient checks (the code is the same template).
 #include <cstddef>

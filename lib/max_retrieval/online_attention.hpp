@@ -1,6 +1,6 @@
 #pragma once
 // Online (FlashAttention-style) accumulation of one softmax attention row whose items arrive in
-// chunks (SPEC §3 and §4): for scaled logits z_i = β·e_i and item features h_i ∈ R^W it keeps
+// chunks (docs/science.md#adaptive-temperature, docs/science.md#max-retrieval): for scaled logits z_i = β·e_i and item features h_i ∈ R^W it keeps
 //   m = max z,  s = Σ exp(z_i − m),  t = Σ (z_i − m)·exp(z_i − m),  v = Σ exp(z_i − m)·h_i,
 // rescaling (s, t, v) whenever m rises, so that at the end
 //   α_k = exp(z_k − m)/s,  Σ α_i h_i = v/s,  H(α) = ln s − t/s,

@@ -1,10 +1,10 @@
 #pragma once
-// Evaluation of a trained max-retrieval model on sets of any size n (SPEC §4; n = 2^20 and beyond)
+// Evaluation of a trained max-retrieval model on sets of any size n (docs/science.md#max-retrieval; n = 2^20 and beyond)
 // with memory O(chunk), several head normalisers on the same samples (paired: they share the item
-// MLP pass). Items stream through ψ in chunks of `chunk_items`; per chunk e = h·u with SPEC §4's
+// MLP pass). Items stream through ψ in chunks of `chunk_items`; per chunk e = h·u with the algebra of docs/science.md#max-retrieval
 // u = W_Kᵀ W_Q h_q/√d, and for each normaliser:
 //   softmax[:beta], ssmax (β = s·ln n): one online accumulation (online_attention.hpp);
-//   adaptive (SPEC §3): the β = 1 accumulation of the first pass gives the entropy H and β(H); a
+//   adaptive (docs/science.md#adaptive-temperature): the β = 1 accumulation of the first pass gives the entropy H and β(H); a
 //     second pass (items regenerated from the counter RNG) accumulates with β, unless β = 1;
 //   any other normaliser: the logits of the first pass are kept (O(n) floats, the one exception to
 //     O(chunk) memory), the exact normaliser runs on the whole row, and a second pass accumulates

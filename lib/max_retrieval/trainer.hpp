@@ -1,11 +1,11 @@
 #pragma once
-// Training loop of the max-retrieval model (SPEC §4): fresh data every step (sample = f(seed, step,
+// Training loop of the max-retrieval model (docs/science.md#max-retrieval): fresh data every step (sample = f(seed, step,
 // index)), AdamW, optional global-norm clipping, a learning-rate schedule.
 //
 // Threads: the batch is cut into fixed chunks of kChunkSamples samples; chunks run in parallel (one
 // OpenMP region per step; BLAS runs serially inside it), each into its own gradient buffer, and the
 // chunk gradients are summed in chunk order in double. So the trainer is the one owner of the
-// threads, and the result is bit-identical for any thread count (stronger than DESIGN.md's
+// threads, and the result is bit-identical for any thread count (stronger than the rule of docs/architecture.md#determinism
 // "same --threads" guarantee for BLAS-backed training).
 #include <cstddef>
 #include <cstdint>

@@ -1,7 +1,7 @@
 #pragma once
-// One attention head with a single query per sample and a pluggable normaliser (SPEC §4):
+// One attention head with a single query per sample and a pluggable normaliser (docs/science.md#max-retrieval):
 //   e_i = (W_Q h_q)ᵀ(W_K h_i)/√d,  α = normaliser(e),  z = Σ_i α_i W_V h_i.
-// Computed with SPEC §4's algebra, so no per-item key or value is formed:
+// Computed with the algebra of docs/science.md#max-retrieval, so no per-item key or value is formed:
 //   u = W_Kᵀ W_Q h_q / √d,  e_i = u · h_i,  c = Σ_i α_i h_i,  z = W_V c.
 // Shapes (B samples, n items each, item/query width W, head dimension d):
 //   h [B, n, W] item features, hq [B, W] query features, W_Q, W_K, W_V [d, W], z [B, d].

@@ -6,7 +6,7 @@
 //   gemm: C[M,N] = alpha · op(A)[M,K] · op(B)[K,N] + beta · C, A stored [M,K] or [K,M], B [K,N] or [N,K].
 // Threads: the OpenMP build of OpenBLAS runs serially inside an active OpenMP parallel region and
 // with omp_get_max_threads() threads outside one. The trainer calls these from inside its own region
-// over fixed batch chunks, so it alone owns the threads (DESIGN.md "one owner of the threads").
+// over fixed batch chunks, so it alone owns the threads (docs/architecture.md#determinism).
 #include <cstddef>
 
 namespace sharp::nn {

@@ -1,5 +1,5 @@
 #pragma once
-// Learning-rate schedules. SPEC §4: at constant lr the max-retrieval accuracy swings by ±1.5 points
+// Learning-rate schedules. docs/science.md#max-retrieval: at constant lr the max-retrieval accuracy swings by ±1.5 points
 // for thousands of steps, so the lr is decayed to make the final model reliably >= 98%.
 //   constant: lr
 //   cosine:   linear warmup over `warmup` steps, then lr_end + (lr − lr_end)·(1 + cos(π·progress))/2,

@@ -1,6 +1,6 @@
 #pragma once
 // Multi-layer perceptron: in → width → ReLU → (width → width → ReLU) × (hidden − 1) → out, every
-// layer linear with bias, no activation after the last (SPEC §4's ψ, query MLP and φ with hidden = 1).
+// layer linear with bias, no activation after the last (ψ, query MLP and φ of docs/science.md#max-retrieval with hidden = 1).
 // Shapes: x [rows, in], y [rows, out]; the parameters live in a flat buffer (nn/parameters.hpp).
 #include <cstddef>
 #include <string>

@@ -31,7 +31,7 @@ class ParameterLayout {
   std::size_t size_ = 0;
 };
 
-// LeCun-normal initialisation (SPEC §4): weights ~ N(0, 1/fan_in), biases 0. Value j of tensor t is
+// LeCun-normal initialisation (docs/science.md#max-retrieval-reconstructed): weights ~ N(0, 1/fan_in), biases 0. Value j of tensor t is
 // a pure function of (key, t, j): rng::normal(rng::child_key(key, t), j).
 template <class T>
 void lecun_normal_init(const ParameterLayout& layout, T* params, std::uint64_t key);

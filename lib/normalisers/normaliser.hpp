@@ -1,5 +1,5 @@
 #pragma once
-// The normaliser family (issue 3, SPEC §3 and §5): one interface, built from a spec string, mapping a
+// The normaliser family (docs/science.md#remedies): one interface, built from a spec string, mapping a
 // batch of rows of logits to probabilities, forward and backward, for double and float.
 //
 // Shapes: z, p, v, grad_z are [rows, n] row-major (outputs must not alias inputs); grad_params is
@@ -82,11 +82,11 @@ class Normaliser {
 std::unique_ptr<Normaliser> make_normaliser(const Spec& spec);
 std::unique_ptr<Normaliser> make_normaliser(std::string_view spec_text);
 
-// Entropy in nats of a probability row, 0 ln 0 = 0 (SPEC §1), accumulated in double.
+// Entropy in nats of a probability row, 0 ln 0 = 0 (docs/science.md#notation), accumulated in double.
 double entropy(const double* p, std::size_t n);
 double entropy(const float* p, std::size_t n);
 
-// The beta adaptive temperature uses for a row (SPEC §3), and the entropy at beta = 1 behind it.
+// The beta adaptive temperature uses for a row (docs/science.md#adaptive-temperature), and the entropy at beta = 1 behind it.
 struct AdaptiveRowBeta {
   double entropy;   // H of softmax(z) at beta = 1
   double beta;      // adaptive_beta(entropy)

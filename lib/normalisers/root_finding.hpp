@@ -1,6 +1,6 @@
 #pragma once
 // A root of a convex, decreasing function f on a bracket [lo, hi] with f(lo) >= 0 >= f(hi): the
-// equation behind alpha-entmax's threshold and the Stieltjes shift (SPEC §5).
+// equation behind alpha-entmax's threshold and the Stieltjes shift (docs/science.md#remedies).
 //  - Bisection halves the bracket until it is narrower than `tolerance`.
 //  - SafeguardedNewton steps from the left end: for a convex decreasing f a Newton step from a point
 //    with f >= 0 never passes the root, so every iterate is a new lower bound. A bisection step is

@@ -1,6 +1,6 @@
 #pragma once
 // Validation of one row of logits: masked entries are -inf; NaN and +inf are errors that must never
-// turn into silent NaN output (issue 3). Kernels detect problems cheaply inside their own passes and
+// turn into silent NaN output (docs/architecture.md#errors-and-exit-codes). Kernels detect problems cheaply inside their own passes and
 // call throw_row_problem only then, to build a precise message (the driver adds the row number).
 #include <cstddef>
 

@@ -1,4 +1,4 @@
-// softmax with temperature, SSMax (log-n scaling) and adaptive temperature (SPEC §1, §3, §5).
+// softmax with temperature, SSMax (log-n scaling) and adaptive temperature (docs/science.md#temperature, #ssmax, #adaptive-temperature).
 #include <cmath>
 #include <limits>
 
@@ -77,7 +77,7 @@ class SoftmaxFamily : public Normaliser {
   }
 };
 
-// softmax(beta z), SPEC §1.
+// softmax(beta z), docs/science.md#temperature.
 class Softmax final : public SoftmaxFamily {
  public:
   explicit Softmax(const Spec& spec) : SoftmaxFamily(spec), beta_(spec.param("beta")) {}
@@ -105,7 +105,7 @@ class Softmax final : public SoftmaxFamily {
   double beta_;
 };
 
-// Scalable-Softmax: softmax(s ln(n) z) with n the number of unmasked entries (SPEC §5).
+// Scalable-Softmax: softmax(s ln(n) z) with n the number of unmasked entries (docs/science.md#ssmax).
 class Ssmax final : public SoftmaxFamily {
  public:
   explicit Ssmax(const Spec& spec) : SoftmaxFamily(spec), s_(spec.param("s")) {}
@@ -138,7 +138,7 @@ class Ssmax final : public SoftmaxFamily {
   double s_;
 };
 
-// Adaptive temperature (SPEC §3): H = entropy of softmax(z); p = softmax(beta(H) z). The first pass
+// Adaptive temperature (docs/science.md#adaptive-temperature): H = entropy of softmax(z); p = softmax(beta(H) z). The first pass
 // already writes the terms of softmax(z), normalised only when they are the answer (beta(H) = 1).
 class Adaptive final : public SoftmaxFamily {
  public:

@@ -33,7 +33,7 @@ inline double pow2_of_residual(double x) {
 // exp(beta (z - shift)) = 2^y with y = (z - shift) (beta log2 e): base 2, so the argument reduction
 // inside exp2 is exact and needs no multiply (core/simd_exp.hpp; log2 e rides on beta's multiply).
 // Summed (and stored into p when kStore) in one pass that also finds the block's max; the sum of
-// y 2^y times ln 2 is SPEC §3's weighted sum. y is clamped at kExp2Zero, where exp2_in_range gives
+// y 2^y times ln 2 is the weighted sum t of docs/science.md#streaming-entropy. y is clamped at kExp2Zero, where exp2_in_range gives
 // exactly 0: masked entries (-inf) and entries below 2^-1023 of the reference weigh exactly 0, with
 // no select (2 operations per batch fewer when storing). max(lowest, NaN) is NaN (x86 returns the
 // second operand), so a NaN or +inf logit makes the sums NaN — checked once per block, not per entry.

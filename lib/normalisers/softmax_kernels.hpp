@@ -1,5 +1,5 @@
 #pragma once
-// Vectorised softmax-family row kernels (SPEC §1, §3): the statistics of softmax(beta*z) in one pass
+// Vectorised softmax-family row kernels (docs/science.md#notation, docs/science.md#adaptive-temperature): the statistics of softmax(beta*z) in one pass
 // and p = softmax(beta*z) itself, for double and float rows, accumulating in double.
 //
 // A row is cut into fixed blocks of kSoftmaxBlock entries. Each block gets its own reference point
@@ -18,7 +18,7 @@ namespace sharp::norm {
 
 inline constexpr std::size_t kSoftmaxBlock = 2048;   // entries per block (workspace slot 3 holds per-block results)
 
-// Statistics of softmax(beta*z) over one row or block (SPEC §3's streaming form), relative to a
+// Statistics of softmax(beta*z) over one row or block (the streaming form of docs/science.md#streaming-entropy), relative to a
 // reference point `shift` (the block kernel takes a cheap estimate of the max, so a block is read
 // once; it redoes the block with the exact max if that estimate is off by more than 512/beta):
 //   sum      = sum_k exp(beta (z_k - shift)),

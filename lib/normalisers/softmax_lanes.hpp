@@ -1,5 +1,5 @@
 #pragma once
-// Softmax and adaptive temperature (SPEC §1, §3) of short rows, kLaneRows rows at a time: one row
+// Softmax and adaptive temperature (docs/science.md#notation, docs/science.md#adaptive-temperature) of short rows, kLaneRows rows at a time: one row
 // per SIMD lane (4 at AVX2). A row of 16 entries costs as much in fixed work — its max, two
 // horizontal sums, a division — as in exps when it is done alone; in lanes those reductions are
 // plain vector operations shared by the group, and the rows move in and out by kLaneRows x kLaneRows
@@ -22,7 +22,7 @@ inline constexpr std::size_t kLaneRowMax = 0;
 #endif
 
 // p[i] = softmax(beta z[i]) for the kLaneRows rows z[i] of n entries each; with `adaptive`, beta is
-// each row's own adaptive beta (SPEC §3, from the entropy at beta = 1). Returns false, with p
+// each row's own adaptive beta (docs/science.md#adaptive-temperature, from the entropy at beta = 1). Returns false, with p
 // unspecified, if a row is bad (a NaN or +inf logit, or every entry masked) or n > kLaneRowLongest:
 // the caller then runs its row-by-row kernel, which reports a bad row.
 template <class T>

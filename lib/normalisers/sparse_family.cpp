@@ -1,4 +1,4 @@
-// sparsemax, 1.5-entmax (exact), alpha-entmax and adaptive-scalable entmax (SPEC §5).
+// sparsemax, 1.5-entmax (exact), alpha-entmax and adaptive-scalable entmax (docs/science.md#sparsemax, #entmax, #asentmax).
 // Each forward shifts the row by its max and scales it, w = (alpha - 1) c (z - max z), finds the
 // threshold tau (sparse_thresholds.hpp) and sets p = [w - tau]_+^(1/(alpha-1)).
 #include <cmath>
@@ -165,8 +165,7 @@ class Entmax final : public TemplatedForward<Entmax> {
   double alpha_;
 };
 
-// ASEntmax: 1.5-entmax(c z), c = delta + b (ln n)^gamma, n = number of unmasked entries (SPEC §5,
-// DESIGN.md). Gradients: dL/dc = sum_i (dL/dy_i) z_i with y = c z, then dc/db = (ln n)^gamma,
+// ASEntmax: 1.5-entmax(c z), c = delta + b (ln n)^gamma, n = number of unmasked entries (docs/science.md#asentmax). Gradients: dL/dc = sum_i (dL/dy_i) z_i with y = c z, then dc/db = (ln n)^gamma,
 // dc/dgamma = b (ln n)^gamma ln ln n, dc/ddelta = 1. A row with one unmasked entry is one-hot
 // (for any c) and has zero gradients.
 class Asentmax final : public TemplatedForward<Asentmax> {

@@ -1,5 +1,5 @@
 #pragma once
-// Thresholds of the sparse normalisers and the Stieltjes shift (SPEC §5). Every threshold function
+// Thresholds of the sparse normalisers and the Stieltjes shift (docs/science.md#remedies). Every threshold function
 // takes entries w of a row shifted and scaled so that max_k w_k = 0 and returns tau with
 //   sparsemax:   sum_k [w_k - tau]_+       = 1   (w = z - max z)
 //   1.5-entmax:  sum_k [w_k - tau]_+^2     = 1   (w = (z - max z) / 2)
@@ -36,7 +36,7 @@ double entmax15_threshold_sorted(const double* w, std::size_t n, Workspace& ws);
 RootResult entmax_threshold(const double* w, std::size_t n, std::size_t unmasked, double alpha,
                             RootMethod method, double tolerance, Workspace& ws);
 
-// Stieltjes (SPEC §5): the shift mu = lambda - max z >= 1 with sum_i (mu + g_i)^(-q) = 1, where
+// Stieltjes (docs/science.md#stieltjes): the shift mu = lambda - max z >= 1 with sum_i (mu + g_i)^(-q) = 1, where
 // g_i = max - z_i >= 0 for a row z (float or double; masked entries -inf give 0) with maximum `max`
 // and `unmasked` unmasked entries. The bracket is [1, unmasked^(1/q)]; f is convex and decreasing
 // in mu, solved as for entmax_threshold (vectorised; no row-sized buffer).

@@ -1,5 +1,5 @@
 #pragma once
-// Normaliser specs (DESIGN.md "Normaliser specs"): `name[:key=value[:key=value]]`, lists
+// Normaliser specs (docs/science.md#remedies): `name[:key=value[:key=value]]`, lists
 // comma-separated. Parsing validates names, parameter names and ranges up front, so a bad spec is a
 // sharp::BadInput (exit status 2) before any work starts.
 #include <map>
@@ -31,7 +31,7 @@ std::vector<Spec> parse_spec_list(std::string_view text);
 // (parse_spec(format_spec(s)) == s).
 std::string format_spec(const Spec& spec);
 
-// Every normaliser name, in the order of DESIGN.md's list (for help texts and error messages).
+// Every normaliser name, in the order of the list in docs/science.md#remedies (for help texts and error messages).
 const std::vector<std::string>& normaliser_names();
 
 }  // namespace sharp::norm

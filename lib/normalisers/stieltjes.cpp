@@ -1,4 +1,4 @@
-// Stieltjes normaliser (SPEC §5): p_i = (lambda - z_i)^(-q), lambda > max z with sum p = 1, q >= 1.
+// Stieltjes normaliser (docs/science.md#stieltjes): p_i = (lambda - z_i)^(-q), lambda > max z with sum p = 1, q >= 1.
 // With mu = lambda - max z and g_i = max z - z_i >= 0, f(mu) = sum (mu + g_i)^(-q) - 1 is convex and
 // decreasing on mu in [1, n^(1/q)] (f >= 0 at 1: the max term alone is 1; f <= 0 at n^(1/q)), so
 // Newton steps from the left end never overshoot; a bisection step guards slow progress.

@@ -1,4 +1,4 @@
-// top-k (softmax over the k largest logits, 0 elsewhere) and argmax = top-1 (SPEC §5). Ties go to
+// top-k (softmax over the k largest logits, 0 elsewhere) and argmax = top-1 (docs/science.md#top-k). Ties go to
 // the lower index: entries are ranked by (logit descending, index ascending), a strict total order,
 // so the selected set is unique.
 #include <algorithm>

@@ -130,7 +130,7 @@ ChunkSums chunk_sums(const double* z, std::size_t n, double shift) {
 }  // namespace
 
 void SoftmaxStream::rescale_to(double new_max) {
-  // s' = f·s, t' = f·(t + (m − m')·s) with f = exp(m − m') (SPEC §3 identities).
+  // s' = f·s, t' = f·(t + (m − m')·s) with f = exp(m − m') (docs/science.md#streaming-entropy).
   const double dm = max - new_max;
   const double f = simd::exp(dm);
   weighted = f * (weighted + dm * sum);

@@ -1,5 +1,5 @@
 #pragma once
-// Streaming softmax statistics (SPEC §3): for logits z_1..z_n seen in chunks, keep the running
+// Streaming softmax statistics (docs/science.md#streaming-entropy): for logits z_1..z_n seen in chunks, keep the running
 // maximum m, s = Σ exp(z_j − m) and t = Σ (z_j − m)·exp(z_j − m). Then
 //   log-sum-exp = m + ln s,   entropy H = ln s − t/s (nats),   softmax(z)_k = exp(z_k − m)/s,
 // with O(1) memory, whatever the row length. Streams of consecutive parts of a row merge in a FIXED

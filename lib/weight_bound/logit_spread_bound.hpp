@@ -1,5 +1,5 @@
 #pragma once
-// SPEC §2.3, "sharpness needs large weights": for logits e_i = (Q y)ᵀ(K x_i),
+// docs/science.md#weight-norm-bound, "sharpness needs large weights": for logits e_i = (Q y)ᵀ(K x_i),
 //   δ = max_i e_i − min_i e_i ≤ 2·σ_max(Q)·σ_max(K)·‖y‖·max_i ‖x_i‖.
 #include <cstdint>
 

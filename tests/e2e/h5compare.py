@@ -1,4 +1,4 @@
-"""Compare the data of two result files: /points, /arrays and /config (DESIGN.md: timing and
+"""Compare the data of two result files: /points, /arrays and /config (docs/architecture.md#determinism: timing and
 provenance are not data). Used by the end-to-end tests; also runs standalone:
     /usr/bin/python3 tests/e2e/h5compare.py A.h5 B.h5
 """

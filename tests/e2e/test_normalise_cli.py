@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""End-to-end test of sharp-normalise (issue 3): output layout and precision, --input/--output,
+"""End-to-end test of sharp-normalise (docs/science.md#remedies): output layout and precision, --input/--output,
 --entropy, the golden file through the tool, and bad input (exit 2, one line naming the line or
 parameter, no output file written or overwritten). Run by ctest with SHARP_BIN_DIR and
 SHARP_SHARED_DIR set."""

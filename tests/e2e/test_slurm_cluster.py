@@ -162,7 +162,7 @@ def tearDownModule():
 
 
 class OnTheScheduler(ResultDirCase):
-    # A dispersion sweep (SPEC 2.1): 13 sizes x 2 temperatures x 2 logit laws = 52 points.
+    # A dispersion sweep (docs/science.md#dispersion-lemma): 13 sizes x 2 temperatures x 2 logit laws = 52 points.
     GRID = ["--n", "2^4..2^16", "--theta", "0.5,1", "--logits", "uniform,gaussian", "--trials", "2"]
 
     def submit(self, *args, check=0):

@@ -1,4 +1,4 @@
-// The dispersion kernel (SPEC §2 item 1): logit laws, their SIMD-lane form against the stored form,
+// The dispersion kernel (docs/science.md#dispersion-lemma): logit laws, their SIMD-lane form against the stored form,
 // the split uniform draws against the RNG, the pipelined uniform pass against the plain one, the
 // streamed row statistics against a direct computation that holds every logit (also on the
 // two-pass path above δ/θ = 600), thread-count independence, the one-hot worst case up to n = 2^30
@@ -375,7 +375,7 @@ TEST(DispersionBounds, ClosedForms) {
   EXPECT_EQ(worst_case_alpha_max(1, 7.0, 1.0), 1.0);
   EXPECT_EQ(worst_case_alpha_max(2, 0.0, 1.0), 0.5);
   EXPECT_DOUBLE_EQ(worst_case_alpha_max(101, std::log(4.0), 1.0), 1.0 / 26.0);
-  // SPEC §2 item 5: δ = 5.69, θ = 1 reaches α_max < 0.5 at n ≈ 297.
+  // docs/science.md#logit-spread-in-llms: δ = 5.69, θ = 1 reaches α_max < 0.5 at n ≈ 297.
   EXPECT_NEAR(smallest_n_below(0.5, 5.69, 1.0), 1.0 + std::exp(5.69), 1e-9);
   EXPECT_EQ(smallest_integer_n_below(0.5, 5.69, 1.0), 297u);
   for (double eps : {0.5, 0.1, 0.01}) {

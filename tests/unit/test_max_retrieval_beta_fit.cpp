@@ -1,4 +1,4 @@
-// SPEC §3's reconstruction of the adaptive-temperature fit: polyfit recovers a known polynomial
+// The reconstructed fit of the adaptive-temperature polynomial (docs/science.md#refitting-the-polynomial): polyfit recovers a known polynomial
 // (numpy.polyfit's coefficient order), and best_beta finds a β* in [1, β_max] at least as good as
 // β = 1 and as every point of a fine grid, with H the entropy of the head at β = 1.
 #include <cmath>

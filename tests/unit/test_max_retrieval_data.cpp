@@ -1,4 +1,4 @@
-// The max-retrieval data generator (SPEC §4): determinism (a sample is a function of (key, index)),
+// The max-retrieval data generator (docs/science.md#max-retrieval): determinism (a sample is a function of (key, index)),
 // the features' layout, the label's definition and the statistics of priorities, classes, labels
 // and the position of the maximum.
 #include <cmath>

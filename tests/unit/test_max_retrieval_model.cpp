@@ -1,4 +1,4 @@
-// The whole max-retrieval model (SPEC §4) on a tiny instance: the backward of the batch-mean
+// The whole max-retrieval model (docs/science.md#max-retrieval) on a tiny instance: the backward of the batch-mean
 // cross-entropy against central finite differences (double) for every parameter tensor, for
 // several normalisers and depths; the float32 path against the double path; the layout.
 #include <cmath>
@@ -127,7 +127,7 @@ TEST(Model, InitialisationIsLecunNormalWithZeroBiases) {
 
 }  // namespace
 
-// The flop count of one training step, by hand for SPEC 4's configuration (W = 128, depth 1,
+// The flop count of one training step, by hand for the configuration of docs/science.md#max-retrieval-reconstructed (W = 128, depth 1,
 // B = 128, n = 16, R = B·n = 2048 item rows): ψ 2R(11·128 + 128²)·2 + 2R·128², query MLP
 // 2B(128 + 128²)·2 + 2B·128², φ 2B(128² + 1280)·3, nine head GEMMs 2B·128², six per-set GEMV/GER 2RW.
 TEST(Model, TrainingStepFlopsByHand) {

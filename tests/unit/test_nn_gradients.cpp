@@ -205,7 +205,7 @@ INSTANTIATE_TEST_SUITE_P(Normalisers, HeadGradients,
                          ::testing::Values("softmax", "softmax:beta=3", "adaptive", "ssmax:s=0.7", "entmax15",
                                            "stieltjes:q=2"));
 
-// The head equals the textbook form e_i = (W_Q h_q)ᵀ(W_K h_i)/√d, z = Σ α_i W_V h_i (SPEC §4).
+// The head equals the textbook form e_i = (W_Q h_q)ᵀ(W_K h_i)/√d, z = Σ α_i W_V h_i (docs/science.md#max-retrieval).
 TEST(AttentionHead, AlgebraEqualsTheTextbookForm) {
   const auto softmax = sharp::norm::make_normaliser("softmax");
   const std::size_t B = 2, n = 7, W = 5, d = 3;

@@ -1,4 +1,4 @@
-// Golden test (issue 3): every case and spec of ../shared/golden/normalisers.h5, an independent
+// Golden test (docs/science.md#reference-implementation): every case and spec of ../shared/golden/normalisers.h5, an independent
 // implementation's forward outputs in double, must match within 1e-9 absolute; so must the per-row
 // entropy of softmax at beta = 1 and the adaptive beta. Read through the project's HDF5 layer; the
 // per-dataset 'spec' attribute through the C API (the layer reads group attributes only).

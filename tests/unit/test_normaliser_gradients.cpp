@@ -1,4 +1,4 @@
-// Gradients (issue 3): every backward — w.r.t. the logits and the normaliser's own parameters —
+// Gradients (docs/science.md#remedies): every backward — w.r.t. the logits and the normaliser's own parameters —
 // against central finite differences of L = <v, p(z)> on random rows, several n and parameter
 // values, away from support boundaries (the support must not change within +-10 h) and from the
 // adaptive-temperature kinks. Error = max |analytic - fd| / max |fd| <= 1e-6 in double.

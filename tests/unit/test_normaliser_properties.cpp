@@ -1,4 +1,4 @@
-// Properties of every normaliser (issue 3): valid distributions (also at the extremes: n = 1,
+// Properties of every normaliser (docs/science.md#remedies): valid distributions (also at the extremes: n = 1,
 // all-equal rows, ties, +-1e30, rows shifted by 1e6), permutation equivariance, shift invariance,
 // entropy monotone in beta, adaptive never raising entropy, masked rows equal to their unmasked
 // sub-row, supports shrinking with the scale, float vs double, thread-count independence, and NaN
@@ -286,7 +286,7 @@ TEST(NormaliserProperties, AdaptiveNeverRaisesEntropy) {
 }
 
 TEST(NormaliserProperties, AdaptiveBetaCurve) {
-  // SPEC §3: beta > 1 only for H in (0.8486, 5.9445); peak about 2.421 at H about 4.412.
+  // docs/science.md#adaptive-temperature: beta > 1 only for H in (0.8486, 5.9445); peak about 2.421 at H about 4.412.
   EXPECT_EQ(sharp::norm::adaptive_beta(0.5), 1.0);
   EXPECT_EQ(sharp::norm::adaptive_beta(0.84), 1.0);
   EXPECT_GT(sharp::norm::adaptive_beta(0.86), 1.0);

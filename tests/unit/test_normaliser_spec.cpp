@@ -1,4 +1,4 @@
-// Spec strings (DESIGN.md "Normaliser specs"): names, parameters, defaults, ranges, canonical text.
+// Spec strings (docs/science.md#remedies): names, parameters, defaults, ranges, canonical text.
 #include <string>
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The grid parser (every bad-input case of the foundation issue), point ids and fingerprints,
+// The grid parser (every bad-input case: docs/architecture.md#errors-and-exit-codes), point ids and fingerprints,
 // shard assignment and the command-line layer, tested on a small fake experiment.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Kernels of SPEC §2.3 and §2.4 against independent closed forms: σ_max (Jacobi) on matrices with
+// Kernels of docs/science.md#weight-norm-bound and docs/science.md#entropy-falls-with-beta against independent closed forms: σ_max (Jacobi) on matrices with
 // known singular values, the entropy/variance of softmax(β·e) against a direct long-double
 // computation, the identity dH/dβ = −β·Var, and the weight-norm bound on random instances.
 #include <gtest/gtest.h>
