@@ -25,6 +25,20 @@ void gemm(Trans ta, Trans tb, std::size_t M, std::size_t N, std::size_t K, doubl
               lead(tb, K, N), beta, C, blasint(N));
 }
 
+void gemm(Trans ta, Trans tb, std::size_t M, std::size_t N, std::size_t K, float alpha, const float* A,
+          std::size_t lda, const float* B, std::size_t ldb, float beta, float* C, std::size_t ldc) {
+  if (M == 0 || N == 0) return;
+  cblas_sgemm(CblasRowMajor, op(ta), op(tb), blasint(M), blasint(N), blasint(K), alpha, A, blasint(lda), B,
+              blasint(ldb), beta, C, blasint(ldc));
+}
+
+void gemm(Trans ta, Trans tb, std::size_t M, std::size_t N, std::size_t K, double alpha, const double* A,
+          std::size_t lda, const double* B, std::size_t ldb, double beta, double* C, std::size_t ldc) {
+  if (M == 0 || N == 0) return;
+  cblas_dgemm(CblasRowMajor, op(ta), op(tb), blasint(M), blasint(N), blasint(K), alpha, A, blasint(lda), B,
+              blasint(ldb), beta, C, blasint(ldc));
+}
+
 void gemv(Trans ta, std::size_t M, std::size_t N, float alpha, const float* A, const float* x, float beta, float* y) {
   cblas_sgemv(CblasRowMajor, op(ta), blasint(M), blasint(N), alpha, A, blasint(N), x, 1, beta, y, 1);
 }

@@ -1,0 +1,138 @@
+#include "transformer/attention.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "nn/gemm.hpp"
+#include "normalisers/adaptive_temperature.hpp"
+#include "transformer/parallel_items.hpp"
+
+namespace sharp::transformer {
+
+template <class T>
+AttentionRowStats attention_row_stats(const T* z, const T* p, std::size_t k, const norm::Normaliser& normaliser) {
+  AttentionRowStats s;
+  s.keys = std::uint32_t(k);
+  double zmax = -std::numeric_limits<double>::infinity(), zmin = std::numeric_limits<double>::infinity();
+  double pmax = -1.0, pmin = 2.0, h = 0.0;
+  std::uint32_t support = 0;
+  for (std::size_t j = 0; j < k; ++j) {
+    const double zj = double(z[j]), pj = double(p[j]);
+    zmax = std::max(zmax, zj);
+    zmin = std::min(zmin, zj);
+    pmax = std::max(pmax, pj);
+    pmin = std::min(pmin, pj);
+    if (pj > 0.0) {
+      ++support;
+      h -= pj * std::log(pj);
+    }
+  }
+  s.logit_max = zmax;
+  s.logit_min = zmin;
+  s.alpha_max = pmax;
+  s.alpha_min = pmin;
+  s.entropy = h;
+  s.support = support;
+  const norm::Spec& spec = normaliser.spec();
+  if (spec.name == "softmax")
+    s.beta = spec.param("beta");
+  else if (spec.name == "adaptive")
+    s.beta = norm::adaptive_row_beta(z, k).beta;
+  else if (spec.name == "ssmax")
+    s.beta = spec.param("s") * std::log(double(k));
+  else
+    s.beta = std::numeric_limits<double>::quiet_NaN();
+  return s;
+}
+
+template <class T>
+void attention_forward(T* out, const T* qkv, const AttentionShape& shape, const AttentionHeads& heads,
+                       AttentionCache<T>* cache, AttentionObserver* observer) {
+  const std::size_t B = shape.batch, n = shape.length, H = shape.heads, dh = shape.d_head, W = shape.width();
+  const std::size_t ld = 3 * W;
+  const std::size_t tiles = (n + kTileRows - 1) / kTileRows;
+  const T scale = T(1.0 / std::sqrt(double(dh)));
+  if (cache) {
+    cache->logits.assign(B * H * n * n, T(0));
+    cache->probs.assign(B * H * n * n, T(0));
+  }
+  const bool want_p = observer && observer->wants_probabilities();
+  struct Scratch {
+    std::vector<T> logits, probs;
+    std::vector<AttentionRowStats> stats;
+  };
+  std::vector<Scratch> scratch(static_cast<std::size_t>(omp_get_max_threads()));
+  parallel_items(B * H * tiles, B * n * (shape.causal ? n / 2 + 1 : n) * 4 * W, [&](std::size_t item, std::size_t thread) {
+    const std::size_t b = item / (H * tiles), h = (item / tiles) % H, tile = item % tiles;
+    const std::size_t r0 = tile * kTileRows, rows = std::min(kTileRows, n - r0);
+    const std::size_t kend = shape.causal ? r0 + rows : n;   // keys any row of the tile sees
+    Scratch& s = scratch[thread];
+    T *S, *P;
+    std::size_t ldS;
+    if (cache) {
+      S = cache->logits.data() + ((b * H + h) * n + r0) * n;
+      P = cache->probs.data() + ((b * H + h) * n + r0) * n;
+      ldS = n;
+    } else {
+      s.logits.resize(kTileRows * n);
+      s.probs.resize(kTileRows * n);
+      S = s.logits.data();
+      P = s.probs.data();
+      ldS = kend;
+    }
+    const T* q = qkv + (b * n + r0) * ld + h * dh;
+    const T* k = qkv + b * n * ld + W + h * dh;
+    const T* v = qkv + b * n * ld + 2 * W + h * dh;
+    nn::gemm(nn::Trans::No, nn::Trans::Yes, rows, kend, dh, scale, q, ld, k, ld, T(0), S, ldS);
+    if (!heads.alibi.empty()) {
+      const double slope = heads.alibi[h];
+      for (std::size_t r = 0; r < rows; ++r) {
+        const std::size_t i = r0 + r;
+        for (std::size_t j = 0; j < shape.keys(i); ++j)
+          S[r * ldS + j] -= T(slope * double(i > j ? i - j : j - i));
+      }
+    }
+    const norm::Normaliser& normaliser = *heads.normalisers[h];
+    if (shape.causal) {
+      for (std::size_t r = 0; r < rows; ++r) {
+        const std::size_t keys = r0 + r + 1;
+        normaliser.forward(S + r * ldS, P + r * ldS, 1, keys);
+        std::fill(S + r * ldS + keys, S + r * ldS + kend, T(0));
+        std::fill(P + r * ldS + keys, P + r * ldS + kend, T(0));
+      }
+    } else {
+      normaliser.forward(S, P, rows, n);   // ldS == n
+    }
+    nn::gemm(nn::Trans::No, nn::Trans::No, rows, dh, kend, T(1), P, ldS, v, ld, T(0),
+             out + (b * n + r0) * W + h * dh, W);
+    if (observer) {
+      s.stats.resize(rows);
+      for (std::size_t r = 0; r < rows; ++r)
+        s.stats[r] = attention_row_stats(S + r * ldS, P + r * ldS, shape.keys(r0 + r), normaliser);
+      AttentionTile<T> t;
+      t.sequence = b;
+      t.layer = heads.layer;
+      t.head = h;
+      t.first_row = r0;
+      t.rows = rows;
+      t.stats = s.stats.data();
+      t.probabilities = want_p ? P : nullptr;
+      t.stride = want_p ? ldS : 0;
+      observer->observe(t);
+    }
+  });
+}
+
+template AttentionRowStats attention_row_stats<float>(const float*, const float*, std::size_t,
+                                                      const norm::Normaliser&);
+template AttentionRowStats attention_row_stats<double>(const double*, const double*, std::size_t,
+                                                       const norm::Normaliser&);
+template void attention_forward<float>(float*, const float*, const AttentionShape&, const AttentionHeads&,
+                                       AttentionCache<float>*, AttentionObserver*);
+template void attention_forward<double>(double*, const double*, const AttentionShape&, const AttentionHeads&,
+                                        AttentionCache<double>*, AttentionObserver*);
+
+}  // namespace sharp::transformer

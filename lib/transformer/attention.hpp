@@ -1,0 +1,51 @@
+#pragma once
+// Multi-head attention of one layer over a batch of equal-length sequences (docs/science.md#notation).
+// Shapes, for B sequences of n tokens, H heads of width d_head, W = H·d_head:
+//   qkv [B, n, 3W]  per token: q of heads 0…H−1, then k of every head, then v (RoPE already applied)
+//   out [B, n, W]   per token: head h's output at columns h·d_head …
+// Head h of query i: e_j = q_i·k_j/√d_head (+ ALiBi bias) over its keys j < k(i) (causal: k(i) = i+1,
+// encoder: n), α = normaliser_h(e) over exactly those k(i) logits (masked keys never reach the
+// normaliser), out_i = Σ_j α_j v_j.
+// Work is split into fixed tiles (sequence, head, kTileRows query rows), so results do not depend on
+// the thread count; BLAS runs serially inside the tiles.
+#include <cstddef>
+#include <vector>
+
+#include "normalisers/normaliser.hpp"
+#include "transformer/observer.hpp"
+
+namespace sharp::transformer {
+
+inline constexpr std::size_t kTileRows = 64;
+
+struct AttentionShape {
+  std::size_t batch = 1, length = 1, heads = 1, d_head = 1;
+  bool causal = true;
+  std::size_t width() const { return heads * d_head; }
+  std::size_t keys(std::size_t row) const { return causal ? row + 1 : length; }
+};
+
+// The heads of one layer: normaliser of each head [H] and ALiBi slopes [H] (empty: no bias).
+struct AttentionHeads {
+  std::vector<const norm::Normaliser*> normalisers;
+  std::vector<double> alibi;
+  std::size_t layer = 0;   // reported to the observer
+};
+
+// Kept for the backward: logits and probabilities [B, H, n, n]; row i holds its k(i) entries, the
+// rest are 0.
+template <class T>
+struct AttentionCache {
+  std::vector<T> logits, probs;
+};
+
+// cache == nullptr: inference, memory O(tile · n) per thread instead of O(B·H·n²).
+template <class T>
+void attention_forward(T* out, const T* qkv, const AttentionShape& shape, const AttentionHeads& heads,
+                       AttentionCache<T>* cache, AttentionObserver* observer);
+
+// Statistics of one row (observer.hpp) from its k logits z and probabilities p.
+template <class T>
+AttentionRowStats attention_row_stats(const T* z, const T* p, std::size_t k, const norm::Normaliser& normaliser);
+
+}  // namespace sharp::transformer

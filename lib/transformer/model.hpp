@@ -1,0 +1,66 @@
+#pragma once
+// A transformer (config.hpp, layout.hpp) and its forward pass, for float (training, inference) and
+// double (gradient checks, measurements).
+//
+//   x⁰ = embedding[token] (+ positional)                                   [B, n, d]
+//   block l: a = LN1(x), qkv = a W_qkvᵀ + b_qkv (RoPE on q, k), o = attention(qkv),
+//            x ← x + o W_outᵀ + b_out;  m = LN2(x), x ← x + GELU(m W_inᵀ + b_in) W_outᵀ + b_out
+//   logits = LN_final(x) · unembeddingᵀ                                     [B, n, vocab]
+// Without LayerNorm every LN above is the identity. Rows are processed in fixed chunks of
+// kChunkRows tokens and attention in fixed tiles, so results are bit-identical for any thread count.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include "normalisers/normaliser.hpp"
+#include "transformer/attention.hpp"
+#include "transformer/layout.hpp"
+#include "transformer/observer.hpp"
+
+namespace sharp::transformer {
+
+inline constexpr std::size_t kChunkRows = 64;
+
+// A model's structure: its layout and each head's normaliser (built once from the config's spec).
+class Transformer {
+ public:
+  explicit Transformer(const TransformerConfig& config);   // throws sharp::BadInput on a bad config
+
+  const TransformerConfig& config() const { return layout_.config; }
+  const TransformerLayout& layout() const { return layout_; }
+  std::size_t parameter_count() const { return layout_.params.size(); }
+  // The heads of layer l as attention_forward takes them.
+  const AttentionHeads& heads(std::size_t layer) const { return heads_[layer]; }
+
+ private:
+  TransformerLayout layout_;
+  std::vector<std::unique_ptr<norm::Normaliser>> normalisers_;   // [layers · heads]
+  std::vector<AttentionHeads> heads_;                             // [layers]
+};
+
+// Activations kept by a forward pass for the backward ([R = B·n] rows).
+template <class T>
+struct BlockCache {
+  std::vector<T> x_in, ln1, mean1, rstd1, qkv, attn, x_mid, ln2, mean2, rstd2, pre, act;
+  AttentionCache<T> attention;
+};
+template <class T>
+struct ForwardCache {
+  std::size_t batch = 0, length = 0;
+  std::vector<BlockCache<T>> blocks;         // [layers]
+  std::vector<T> x_out, ln_final, mean_f, rstd_f;
+};
+
+// logits [batch, length, vocab] (nullptr: not computed, e.g. when only the observer matters).
+// tokens [batch, length] in [0, vocab). cache == nullptr: inference, memory O(B·n·d) plus
+// O(kTileRows·n) per thread; otherwise every activation is kept (O(B·H·n²) for attention).
+// Throws sharp::BadInput for a token out of the vocabulary or a length the config refuses,
+// sharp::NumericError if a normaliser meets a NaN.
+template <class T>
+void transformer_forward(const Transformer& model, const T* params, const std::int32_t* tokens, std::size_t batch,
+                         std::size_t length, T* logits, std::type_identity_t<ForwardCache<T>>* cache = nullptr,
+                         AttentionObserver* observer = nullptr);
+
+}  // namespace sharp::transformer
