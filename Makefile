@@ -31,9 +31,12 @@ paper: deps
 	bash scripts/paper.sh $(BUILD)/bin $(RESULTS)
 	@$(MAKE) --no-print-directory figures
 
-# Figures and tables from the HDF5 files already in results/ (nothing is recomputed).
+# Figures, tables and the paper page (results/report/index.html) from the HDF5 files already in
+# results/ (nothing is recomputed). The page is written even when a figure's input is refused (it
+# shows the reason); the exit status is make_figures.py's.
 figures:
-	$(PYTHON) analysis/make_figures.py $(RESULTS)
+	@status=0; $(PYTHON) analysis/make_figures.py $(RESULTS) || status=$$?; \
+	  $(PYTHON) analysis/report.py $(RESULTS) && exit $$status
 
 bench: deps
 	@$(MAKE) --no-print-directory build

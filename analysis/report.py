@@ -1,0 +1,465 @@
+"""The paper page: results/report/index.html, every figure, table and claim in one static page,
+from the result files already in RESULTS_DIR (nothing is recomputed).
+
+    /usr/bin/python3 analysis/report.py RESULTS_DIR [--figures DIR] [--out FILE]
+
+`make figures` and `make paper` run it after analysis/make_figures.py. The page works from the file
+system with no server and no network: figures are inlined PNGs, the scorecard's data are inline
+JSON, the stylesheet is written here. Sections follow docs/science.md (analysis/report_sections.py
+maps them to result files); a missing result file makes its section say "not run" with the command
+that makes it, a refused one shows the reader's reason, and one made by another commit than the
+checkout's is marked stale. The scorecard (analysis/scorecard.py) gives each numeric claim of the
+paper a verdict by the rules printed on the page.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # works from any cwd
+
+import numpy as np  # noqa: E402
+
+import common  # noqa: E402
+import fig_beta_polynomial  # noqa: E402
+import fig_dispersion  # noqa: E402
+import max_accuracy_table  # noqa: E402
+import max_retrieval as mr  # noqa: E402
+import report_html as H  # noqa: E402
+import report_sources  # noqa: E402
+import scorecard as sc  # noqa: E402
+from report_sections import SECTIONS  # noqa: E402
+
+DOCS = os.path.join(report_sources.REPO_ROOT, "docs", "science.md")
+SHORT_SHA = 12
+
+
+# ---- reading everything once
+
+
+class Inputs:
+    """Every result file of every section, inspected once, plus the readers that need more than
+    common.load_result (eval-max's per-sample cells, fit-adaptive's per-model fits). A reader
+    that refuses a file turns that file into a refused source."""
+
+    def __init__(self, results_dir: str):
+        self.results_dir = results_dir
+        self.head = report_sources.checkout_sha()
+        names = []
+        for section in SECTIONS:
+            names += [f for f in section.files if f not in names]
+        self.sources = {name: report_sources.inspect(results_dir, name, self.head)
+                        for name in names}
+        self.eval_max = self._read("eval-max.h5", lambda s: mr.load_eval_max(s.path))
+        self.fits = self._read("fit-adaptive.h5", _read_fits)
+
+    def _read(self, name: str, reader):
+        source = self.sources.get(name)
+        if source is None or not source.ok:
+            return None
+        try:
+            return reader(source)
+        except common.ResultFileError as err:
+            source.state, source.reason = "refused", str(err)
+            return None
+
+    def result(self, name: str):
+        source = self.sources.get(name)
+        return source.result if source is not None and source.ok else None
+
+    def why_not(self, name: str) -> str:
+        """Why a claim reading `name` is not measured (for the scorecard)."""
+        source = self.sources[name]
+        if source.state == "missing":
+            return f"{source.path} is missing"
+        return f"{source.path} was refused (see its section)"
+
+
+def _read_fits(source: report_sources.Source) -> dict:
+    """protocol array name -> [(coefficients [5], largest entropy of the model's data)]."""
+    models = fig_beta_polynomial.read_models(source.result)
+    fits = {"coefficients": [(m.coefficients, float(m.entropy.max())) for m in models]}
+    binned = [(m.binned["coefficients_binned"], float(m.binned["bin_entropy"].max()))
+              for m in models if m.binned is not None]
+    if binned:
+        fits["coefficients_binned"] = binned
+    return fits
+
+
+# Columns that may hold a head's logit spread in a transformer-dispersion file, first match wins.
+TRANSFORMER_DELTA_COLUMNS = ("delta_max", "delta.max", "sup_delta", "delta")
+
+
+def transformer_deltas(result) -> tuple:
+    """([points] δ values, why) from a transformer-dispersion file, or (None, why)."""
+    if result is None:
+        return None, ""
+    for name in TRANSFORMER_DELTA_COLUMNS:
+        if name in result.metrics:
+            values = np.asarray(result.metrics[name], dtype=float).ravel()
+            return values[np.isfinite(values)], ""
+    return None, (f"no δ column ({', '.join(TRANSFORMER_DELTA_COLUMNS)}) among the file's "
+                  f"metrics")
+
+
+def build_scorecard(inputs: Inputs) -> list:
+    def why(name):
+        return inputs.why_not(name) if inputs.sources[name].state != "ok" else ""
+
+    rows = []
+    rows += sc.accuracy_rows(inputs.eval_max, "eval-max.h5", why("eval-max.h5"))
+    rows += sc.p_value_rows(inputs.eval_max, "eval-max.h5", why("eval-max.h5"))
+    rows += sc.lemma_rows(inputs.result("bounds.h5"), "bounds.h5", why("bounds.h5"))
+    rows += sc.weight_bound_rows(inputs.result("weight-bound.h5"), "weight-bound.h5",
+                                 why("weight-bound.h5"))
+    rows += sc.entropy_rows(inputs.result("entropy-temperature.h5"), "entropy-temperature.h5",
+                            why("entropy-temperature.h5"))
+    rows += sc.polynomial_rows()
+    rows += sc.refit_rows(inputs.fits, "fit-adaptive.h5", why("fit-adaptive.h5"))
+    transformer = inputs.result("transformer-dispersion.h5")
+    deltas, unread = transformer_deltas(transformer)
+    rows += sc.gemma_rows(deltas, transformer is not None, "transformer-dispersion.h5",
+                          why("transformer-dispersion.h5"), unread)
+    text_ok = inputs.sources["eval-text.h5"].ok
+    rows += sc.clrs_rows(text_ok, "eval-text.h5", why("eval-text.h5"))
+    return rows
+
+
+# ---- tables of the sections
+
+
+def dispersion_thresholds(inputs: Inputs) -> str:
+    result = inputs.result("bounds.h5")
+    if result is None:
+        return ""
+    try:
+        series = fig_dispersion.collect_series(result)
+    except common.ResultFileError as err:
+        return H.box("error", "Table refused:", H.esc(err))
+    eps = fig_dispersion.EPSILONS
+    head = ["logits", "δ", "θ", "δ/θ"]
+    for e in eps:
+        head += [f"first grid n with α_max &lt; {e:g}", f"worst case, closed form (ε = {e:g})"]
+    head.append("violations")
+    rows = []
+    for s in series:
+        cells = [H.esc(s.law), H.number(s.spread), H.number(s.theta), H.number(s.ratio)]
+        for e in eps:
+            cells += [H.number(fig_dispersion.smallest_n_below(s.n, s.alpha_max, e)),
+                      H.number(fig_dispersion.worst_case_threshold(e, s.ratio), digits=5)]
+        cells.append(H.number(s.violations))
+        rows.append(cells)
+    return H.table(head, rows, caption=(
+        "Smallest n of the grid at which α_max falls below ε, beside the closed form for the worst "
+        "case (one logit at M, n − 1 at m), below ε exactly when n &gt; 1 + (1/ε − 1)·e^(δ/θ); "
+        "every law gets there no later. '—': not reached on the grid."))
+
+
+def max_accuracy(inputs: Inputs) -> str:
+    data = inputs.eval_max
+    if data is None:
+        return ""
+    rows = max_accuracy_table.table_rows(data)
+    xs = data.normalisers
+    head = (["n", "models"] + [H.esc(sc._label(x)) for x in xs]
+            + [f"paper {H.esc(sc._label(x))}" for x in mr.PAPER_ACCURACY]
+            + ["Δ (points)", "McNemar p (largest)", "paired t p", "paper p"])
+    body = []
+    for r in rows:
+        cells = [H.number(r.n), H.number(r.models)]
+        for x in xs:
+            s = r.accuracy[x]
+            cells.append(H.MISSING if s is None else
+                         f"{H.number(s.mean, decimals=1, percent=True)} "
+                         f"[{H.number(s.low, decimals=1, percent=True)}, "
+                         f"{H.number(s.high, decimals=1, percent=True)}]")
+        cells += [H.number(mr.paper_value(x, r.n), decimals=1) if mr.paper_value(x, r.n)
+                  is not None else H.MISSING for x in mr.PAPER_ACCURACY]
+        cells += [H.number(r.difference, decimals=1, percent=True, signed=True),
+                  H.number(max_accuracy_table.largest_p(r.mcnemar), digits=2) if r.mcnemar
+                  else H.MISSING,
+                  H.number(r.t_p, digits=2), H.number(mr.PAPER_T_TEST_P.get(r.n), digits=2)]
+        body.append(cells)
+    caption = (f"Accuracy in % over {len(data.train_seeds)} model(s) trained at n = "
+               f"{data.train_n}: mean [95% interval: t across models, or Wilson for one model]. "
+               f"{H.esc(max_accuracy_table.tests_note(data))}")
+    return H.table(head, body, caption=caption)
+
+
+def points_overview(result) -> str:
+    """For a file no dedicated reader knows yet: its parameters and metrics, value ranges."""
+    rows = []
+    for name, values in result.params.items():
+        distinct = sorted({common._decode(v) for v in values}, key=str)
+        shown = ", ".join(str(v) for v in distinct[:8]) + (" …" if len(distinct) > 8 else "")
+        rows.append([H.code(name), "parameter", H.number(len(distinct)), H.esc(shown)])
+    for name, values in result.metrics.items():
+        v = np.asarray(values)
+        if v.dtype.kind in "fiu" and v.size:
+            finite = v[np.isfinite(v)] if v.dtype.kind == "f" else v
+            text = (f"{H.number(finite.min())} … {H.number(finite.max())}" if finite.size
+                    else "no finite value")
+        else:
+            text = H.MISSING
+        rows.append([H.code(name), "metric", H.MISSING, text])
+    return H.table(["column", "kind", "distinct values", "values (range)"], rows, caption=(
+        f"{len(result)} point(s). No dedicated table reads this experiment yet: its columns, "
+        f"as stored."))
+
+
+TABLE_BUILDERS = {"dispersion_thresholds": dispersion_thresholds, "max_accuracy": max_accuracy}
+
+
+# ---- page pieces
+
+
+def docs_link(anchor: str, page_dir: str, text: str | None = None) -> str:
+    href = os.path.relpath(DOCS, page_dir).replace(os.sep, "/") + "#" + anchor
+    return f'<a href="{H.esc(href)}">{H.esc(text or "docs/science.md#" + anchor)}</a>'
+
+
+def sha_text(source: report_sources.Source, head: str) -> str:
+    text = H.code(source.git_sha[:SHORT_SHA])
+    if source.git_dirty:
+        text += " " + H.badge("stale", "uncommitted changes")
+    if source.stale:
+        behind = (f", {source.behind} commit(s) behind" if source.behind is not None else "")
+        text += " " + H.badge("stale", f"stale: checkout is {head[:SHORT_SHA]}{behind}")
+    return text
+
+
+def provenance(source: report_sources.Source, head: str) -> str:
+    created = source.created + ("" if source.finished == report_sources.UNKNOWN
+                                else f" → {source.finished}")
+    items = [("source", H.code(source.path)), ("experiment", H.esc(source.experiment)),
+             ("git_sha", sha_text(source, head)), ("command line", H.code(source.command_line)),
+             ("scale", H.esc(source.scale)), ("created", H.esc(created)),
+             ("points", H.number(len(source.result)))]
+    return ('<dl class="prov">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in items)
+            + "</dl>")
+
+
+def state_badge(source: report_sources.Source) -> str:
+    if source.state == "missing":
+        return H.badge("missing", "not run")
+    if source.state == "refused":
+        return H.badge("error", "refused")
+    if source.stale:
+        return H.badge("stale", "stale")
+    return H.badge("ok", "ok")
+
+
+def file_notice(source: report_sources.Source, inputs: Inputs) -> str:
+    if source.state == "missing":
+        experiment = os.path.splitext(source.name)[0]
+        command = report_sources.rerun_command(inputs.results_dir, experiment)
+        return H.box("missing", "not run:",
+                     f"{H.code(source.path)} is missing — run {H.code('make paper')} or "
+                     f"{H.code(command)}")
+    if source.state == "refused":
+        return H.box("error", f"refused: {source.path}", f"<br>{H.esc(source.reason)}")
+    if source.stale:
+        behind = (f" ({source.behind} commit(s) behind)" if source.behind is not None else "")
+        return H.box("stale", "stale:",
+                     f"{H.code(source.path)} was made by commit "
+                     f"{H.code(source.git_sha[:SHORT_SHA])}, the checkout is "
+                     f"{H.code(inputs.head[:SHORT_SHA])}{behind}. Its numbers may not be what "
+                     f"this code computes; rerun {H.code('make paper')} to refresh.")
+    return ""
+
+
+def figure_block(figure, inputs: Inputs, figures_dir: str) -> str:
+    source = inputs.sources[figure.source]
+    if not source.ok:
+        return ""
+    png = os.path.join(figures_dir, figure.png + ".png")
+    if not os.path.isfile(png):
+        return H.box("missing", f"figure not drawn: {figure.png}.png",
+                     f"is not in {H.code(figures_dir)}; run {H.code('make figures')} (it says "
+                     f"why a figure is skipped).")
+    notice = ""
+    if os.path.getmtime(png) < os.path.getmtime(source.path):
+        notice = H.box("stale", "figure out of date:",
+                       f"{H.code(figure.png + '.png')} is older than {H.code(source.path)}; "
+                       f"run {H.code('make figures')}.")
+    with open(png, "rb") as fh:
+        data = fh.read()
+    caption = (f"<strong>{H.esc(figure.title)}.</strong> {H.esc(figure.caption)}"
+               + provenance(source, inputs.head))
+    return notice + H.figure(data, figure.title, caption)
+
+
+def section_html(section, inputs: Inputs, figures_dir: str, page_dir: str) -> str:
+    sources = [inputs.sources[f] for f in section.files]
+    out = [f'<section id="{H.esc(section.key)}">',
+           f"<h2>{H.esc(section.title)} " + " ".join(state_badge(s) for s in sources) + "</h2>",
+           f"<p>{H.esc(section.intro)} See {docs_link(section.anchor, page_dir)}.</p>"]
+    out += [n for n in (file_notice(s, inputs) for s in sources) if n]
+    for figure in section.figures:
+        out.append(figure_block(figure, inputs, figures_dir))
+    for name in section.tables:
+        out.append(TABLE_BUILDERS[name](inputs))
+    if not section.figures and not section.tables:
+        for s in sources:
+            if s.ok:
+                out.append(f"<h3>{H.code(s.name)}</h3>" + provenance(s, inputs.head)
+                           + points_overview(s.result))
+    out.append("</section>")
+    return "\n".join(out)
+
+
+def other_figures(inputs: Inputs, figures_dir: str) -> str:
+    """Figures in the figures directory that no section lists (a new experiment's)."""
+    listed = {f.png for s in SECTIONS for f in s.figures}
+    if not os.path.isdir(figures_dir):
+        return ""
+    extra = sorted(f[:-4] for f in os.listdir(figures_dir)
+                   if f.endswith(".png") and not f.startswith(".") and f[:-4] not in listed)
+    if not extra:
+        return ""
+    out = ['<section id="other-figures"><h2>Other figures</h2>',
+           "<p>Figures in the figures directory that no section of this page describes yet "
+           "(add them to analysis/report_sections.py).</p>"]
+    for name in extra:
+        with open(os.path.join(figures_dir, name + ".png"), "rb") as fh:
+            out.append(H.figure(fh.read(), name, f"<strong>{H.esc(name)}.png</strong>"))
+    out.append("</section>")
+    return "\n".join(out)
+
+
+VERDICT_CLASS = {sc.AGREES: "v-agrees", sc.DIFFERS: "v-differs", sc.IDENTITY: "v-identity",
+                 sc.ANALOGUE: "v-analogue", sc.NOT_MEASURED: "v-not-measured",
+                 sc.INCONCLUSIVE: "v-inconclusive"}
+
+
+def _value(v, row: sc.Row) -> str:
+    if isinstance(v, str):
+        return H.esc(v)
+    text = H.number(v, digits=row.digits, decimals=row.decimals)
+    return text + (H.esc(row.unit) if v is not None and row.unit else "")
+
+
+def scorecard_html(rows: list, page_dir: str) -> str:
+    counts = sc.counts(rows)
+    out = ['<section id="scorecard"><h2>Reproduction scorecard</h2>',
+           "<p>One row per numeric claim of the paper (docs/science.md#published-numbers): the "
+           "paper's value, ours with its 95% interval and the interval's width, and a verdict "
+           "computed from the data by these rules:</p>",
+           H.table(["verdict", "rule"], [[(H.esc(v), "verdict"), H.esc(t)] for v, t in sc.RULES],
+                   classes="rules", row_classes=[VERDICT_CLASS[v] for v, _ in sc.RULES]),
+           '<p class="counts">' + "".join(f"<span>{H.esc(v)}: <strong>{c}</strong></span>"
+                                          for v, c in counts.items()) + "</p>"]
+    head = ["claim", "paper", "ours", "interval", "width", "verdict", "why", "source"]
+    body, classes, group = [], [], None
+    for r in rows:
+        if r.group != group:
+            group = r.group
+            body.append([f"<strong>{H.esc(group)}</strong>"] + [""] * (len(head) - 1))
+            classes.append("group")
+        claim = docs_link(r.anchor, page_dir, r.claim)
+        if r.reconstructed:
+            claim += " " + H.badge("stale", "reconstructed protocol")
+        interval = (H.MISSING if r.low is None and r.high is None else
+                    f'<span class="nowrap">[{_value(r.low, r)}, {_value(r.high, r)}]</span>'
+                    + (f"<br><small>{H.esc(r.interval_of)}</small>" if r.interval_of else ""))
+        body.append([claim, _value(r.paper, r), _value(r.ours, r), interval,
+                     H.number(r.width, digits=2, decimals=r.decimals),
+                     (H.esc(r.verdict), "verdict"), H.esc(r.why),
+                     H.code(r.source) if r.source else ""])
+        classes.append(VERDICT_CLASS.get(r.verdict, ""))
+    out.append(H.table(head, body, classes="scorecard", row_classes=classes))
+    out.append("</section>")
+    return "\n".join(out)
+
+
+def scorecard_json(rows: list) -> str:
+    """The scorecard as inline JSON (for readers of the page's source and the tests); '</' is
+    escaped so the text cannot close its script element."""
+    def plain(v):
+        if isinstance(v, (np.floating, float)):
+            return None if not np.isfinite(v) else float(v)
+        if isinstance(v, np.integer):
+            return int(v)
+        return v
+
+    data = [{k: plain(v) for k, v in vars(r).items()} | {"width": plain(r.width)} for r in rows]
+    text = json.dumps(data, ensure_ascii=False, sort_keys=True)
+    return ('<script type="application/json" id="scorecard-data">'
+            + text.replace("</", "<\\/") + "</script>")
+
+
+def files_table(inputs: Inputs) -> str:
+    rows = []
+    for name, s in inputs.sources.items():
+        rows.append([H.code(s.path), state_badge(s), H.esc(s.scale if s.ok else H.MISSING),
+                     sha_text(s, inputs.head) if s.ok else H.MISSING,
+                     H.esc(s.created if s.ok else H.MISSING),
+                     H.code(s.command_line) if s.ok else H.MISSING])
+    return ('<section id="result-files"><h2>Result files</h2>'
+            + H.table(["file", "state", "scale", "git_sha", "created", "command line"], rows)
+            + "</section>")
+
+
+def page(inputs: Inputs, figures_dir: str, page_dir: str, now: str) -> tuple:
+    """(html, scorecard rows)."""
+    rows = build_scorecard(inputs)
+    states = [s.state if not (s.ok and s.stale) else "stale" for s in inputs.sources.values()]
+    summary = ", ".join(f"{states.count(k)} {k}" for k in ("ok", "stale", "missing", "refused")
+                        if states.count(k))
+    nav = ["<nav><ol>", '<li><a href="#scorecard">Reproduction scorecard</a></li>']
+    for section in SECTIONS:
+        badges = " ".join(state_badge(inputs.sources[f]) for f in section.files)
+        nav.append(f'<li><a href="#{H.esc(section.key)}">{H.esc(section.title)}</a> {badges}</li>')
+    nav.append('<li><a href="#result-files">Result files</a></li></ol></nav>')
+    body = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        "<title>sharp: reproduction report</title>", f"<style>{H.STYLE}</style></head><body><main>",
+        "<h1>Softmax is not enough: the reproduction report</h1>",
+        f"<p>Every figure, table and numeric claim of Veličković et al., <em>Softmax is not "
+        f"Enough (for Sharp Size Generalisation)</em> (ICML 2025), as this suite measured it. "
+        f"Generated {H.esc(now)} from {H.code(inputs.results_dir)} at checkout "
+        f"{H.code(inputs.head[:SHORT_SHA])} by {H.code('analysis/report.py')}; nothing on this "
+        f"page is fetched from a network. Result files: {H.esc(summary)}.</p>",
+        "\n".join(nav),
+        scorecard_html(rows, page_dir),
+    ]
+    body += [section_html(s, inputs, figures_dir, page_dir) for s in SECTIONS]
+    body += [other_figures(inputs, figures_dir), files_table(inputs), scorecard_json(rows),
+             "</main></body></html>", ""]
+    return "\n".join(b for b in body if b), rows
+
+
+def write_report(results_dir: str, figures_dir: str | None = None, out: str | None = None,
+                 now: str | None = None) -> tuple:
+    """Write the page; returns (path, Inputs, scorecard rows)."""
+    figures_dir = figures_dir or os.path.join(results_dir, "figures")
+    out = out or os.path.join(results_dir, "report", "index.html")
+    now = now or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    inputs = Inputs(results_dir)
+    page_dir = os.path.dirname(os.path.abspath(out))
+    text, rows = page(inputs, figures_dir, page_dir, now)
+    common.save_text(text, page_dir, os.path.basename(out))
+    return out, inputs, rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results_dir", metavar="RESULTS_DIR", help="directory of the result files")
+    parser.add_argument("--figures", help="figures directory (default RESULTS_DIR/figures)")
+    parser.add_argument("--out", help="page to write (default RESULTS_DIR/report/index.html)")
+    args = parser.parse_args(argv)
+    path, inputs, rows = write_report(args.results_dir, args.figures, args.out)
+    states = [s.state for s in inputs.sources.values()]
+    counts = sc.counts(rows)
+    print(f"wrote report: {path} ({states.count('ok')} of {len(states)} result files read, "
+          f"{states.count('missing')} missing, {states.count('refused')} refused; scorecard "
+          f"{len(rows)} claims: " + ", ".join(f"{c} {v}" for v, c in counts.items() if c) + ")")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""What the paper page shows, in the order of docs/science.md: one table mapping each section to the
+result files it reads, the figures drawn from them (results/figures/<png>.png, made by
+analysis/make_figures.py) with the caption that says what to see, and its tables.
+
+A new experiment is one more Section here (file names are the results directory's file names);
+a figure not listed here still appears on the page, under "Other figures".
+"""
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Figure:
+    png: str       # file name in the figures directory, without ".png"
+    source: str    # the result file it is drawn from
+    title: str
+    caption: str   # what to see in it (plain text)
+
+
+@dataclasses.dataclass(frozen=True)
+class Section:
+    key: str       # HTML id
+    title: str
+    anchor: str    # heading of docs/science.md
+    files: tuple   # result files the section reads
+    intro: str
+    figures: tuple = ()
+    tables: tuple = ()  # names of table builders in analysis/report.py (TABLE_BUILDERS)
+
+
+SECTIONS = (
+    Section(
+        "dispersion", "The dispersion lemma", "dispersion-lemma", ("bounds.h5",),
+        "With every logit in [m, M] (spread δ = M − m) each softmax coefficient lies between "
+        "exp(−δ/θ)/n and exp(δ/θ)/n, so at fixed δ and θ the largest coefficient must vanish as n "
+        "grows. Four logit laws are streamed up to 2^30 items.",
+        figures=(Figure(
+            "dispersion", "bounds.h5", "Largest attention coefficient against n",
+            "Left: α_max falls like 1/n once n passes e^(δ/θ), for every logit law, never above "
+            "the lemma's bound exp(δ/θ)/n (dashed); the one-hot law lies on the tight worst case "
+            "(thin line). Right: n·α_max flattens below the ceiling e^(δ/θ). Look for any marker "
+            "above its dashed line: there is none unless the bound failed."),),
+        tables=("dispersion_thresholds",)),
+    Section(
+        "weight-bound", "Sharpness needs large weights", "weight-norm-bound", ("weight-bound.h5",),
+        "For logits e_i = (Qy)ᵀ(Kx_i) the spread obeys δ ≤ 2·σmax(Q)·σmax(K)·‖y‖·max‖x_i‖: a "
+        "sharp head needs large weights or inputs. Random Q, K, y, x_i test how tight it is.",
+        figures=(Figure(
+            "weight_bound", "weight-bound.h5", "Tightness of the weight-norm bound",
+            "Left: the ratio δ/bound of every trial stays below 1 (the bound) and far from it for "
+            "random weights: the bound is loose by a factor that grows with d_model. Right: the "
+            "mean ratio per point against n; it rises slowly with n as the extreme items get "
+            "more extreme."),)),
+    Section(
+        "entropy", "Entropy falls as β rises", "entropy-falls-with-beta",
+        ("entropy-temperature.h5",),
+        "H(softmax(β·e)) has derivative −β·Var_p(e) < 0: sharpening by temperature always "
+        "lowers the entropy, which is what adaptive temperature relies on.",
+        figures=(Figure(
+            "entropy_temperature", "entropy-temperature.h5", "Entropy against inverse temperature",
+            "Left: every curve falls monotonically from ln n at β → 0. Right: the closed-form "
+            "slope (lines) and the finite difference (markers) coincide; the title gives the "
+            "largest relative difference over every point."),)),
+    Section(
+        "max-retrieval", "The trained max-retrieval head", "max-retrieval",
+        ("train-max.h5", "eval-max.h5"),
+        "One attention head trained on sets of 16 items to return the class of the "
+        "highest-priority item, then tested on sets up to 2^16 items with softmax and with "
+        "adaptive temperature applied at inference to the same weights, on the same sets. Parts "
+        "of the protocol the paper does not state are reconstructed "
+        "(docs/science.md#max-retrieval-reconstructed).",
+        figures=(
+            Figure("attention_maps", "eval-max.h5", "Attention maps",
+                   "Each panel: the head's weights on the 16 highest-priority items of 32 sets "
+                   "(rows), highest first. Sharp on the maximum at n = 16; spread thin as n grows, "
+                   "with adaptive temperature keeping more weight on the first column."),
+            Figure("max_accuracy", "eval-max.h5", "Accuracy against n",
+                   "Accuracy of softmax and adaptive temperature, mean over trained models with a "
+                   "95% interval, beside the paper's published points. Both fall towards chance "
+                   "(10%) as n grows; adaptive's curve lies above softmax's where its β > 1."),
+            Figure("head_entropy", "eval-max.h5", "Entropy of the trained head against n",
+                   "Left: the head's attention entropy climbs towards ln n (uniform attention) "
+                   "as n grows: the head disperses. Right: the weight on the true maximum falls "
+                   "towards 1/n."),
+        ),
+        tables=("max_accuracy",)),
+    Section(
+        "beta-refit", "Refitting the entropy → β polynomial", "refitting-the-polynomial",
+        ("fit-adaptive.h5",),
+        "The paper fitted β(H) on max-retrieval data without saying how; the suite reconstructs "
+        "it: per evaluation set the β* in [1, 20] that maximises the probability of the correct "
+        "class, then a degree-4 least-squares fit (and a binned variant).",
+        figures=(Figure(
+            "beta_polynomial", "fit-adaptive.h5", "Entropy → β: data, our refit, the paper's curve",
+            "Dots: per-set (H, β*), coloured by n. Black: our fit per model; red: the binned fit. "
+            "Orange: the paper's polynomial as applied (solid) and bare (dotted). Compare where "
+            "the curves rise above β = 1 and where they peak; the legend's numbers say which "
+            "rule gives the model the highest mean log-probability of the right class."),)),
+    Section(
+        "transformers", "Transformers disperse", "transformers-disperse",
+        ("transformer-dispersion.h5",),
+        "Over a finite vocabulary with bounded positions every global head's logits stay bounded, "
+        "so every head disperses as n grows; random and trained transformers are measured per "
+        "head, with positional schemes that break the hypothesis as negative controls. The "
+        "spreads stand in for the paper's Gemma measurements (docs/science.md#logit-spread-in-llms)."),
+    Section(
+        "algorithmic-text", "Algorithmic text", "algorithmic-text",
+        ("train-text.h5", "eval-text.h5"),
+        "Small transformers trained from scratch on algorithm traces written in the CLRS-Text "
+        "format (generated here, not the released data), each remedy trained into every head, "
+        "tested at unseen lengths: the offline analogue of the paper's Gemma fine-tuning."),
+    Section(
+        "remedies", "Every remedy on one protocol", "remedies", ("eval-remedies.h5",),
+        "Each remedy (temperature, log-n scaling, top-k, sparsemax, entmax, ASEntmax, Stieltjes, "
+        "adaptive temperature trained in) trained into the max-retrieval head at n = 16 and "
+        "tested to 2^20 on the same sets."),
+)

@@ -1,0 +1,105 @@
+"""The state of each result file the paper page reads: missing, refused (with the reader's reason),
+or loaded, with its provenance (git_sha, command line, scale, creation time) and whether it is
+stale (built from another commit than the checkout's). analysis/report.py renders these.
+
+Nothing here guesses: a file without the root attribute `scale` has scale "unknown", a checkout
+that is not a git work tree has commit "unknown" and no file is called stale against it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+
+import common
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+UNKNOWN = "unknown"
+
+
+def checkout_sha(repo: str = REPO_ROOT) -> str:
+    """HEAD of the checkout the analysis runs from, or 'unknown' (not a git work tree)."""
+    try:
+        p = subprocess.run(["git", "-C", repo, "rev-parse", "HEAD"], capture_output=True,
+                           text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return UNKNOWN
+    return p.stdout.strip() if p.returncode == 0 and p.stdout.strip() else UNKNOWN
+
+
+def commits_between(old: str, new: str, repo: str = REPO_ROOT) -> int | None:
+    """How many commits `new` is ahead of `old`, or None when git cannot tell (unknown commit)."""
+    try:
+        p = subprocess.run(["git", "-C", repo, "rev-list", "--count", f"{old}..{new}"],
+                           capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return int(p.stdout.strip()) if p.returncode == 0 and p.stdout.strip().isdigit() else None
+
+
+@dataclasses.dataclass
+class Source:
+    """One result file. state: 'missing' | 'refused' | 'ok'. For 'ok', `result` is the loaded
+    file and the provenance fields are its root attributes (or 'unknown' when absent)."""
+    name: str                    # file name inside the results directory, e.g. "bounds.h5"
+    path: str                    # as given (results/bounds.h5)
+    state: str
+    reason: str = ""             # why refused (the reader's message)
+    result: common.Result | None = None
+    experiment: str = ""
+    git_sha: str = UNKNOWN
+    git_dirty: bool = False
+    command_line: str = UNKNOWN
+    scale: str = UNKNOWN
+    created: str = UNKNOWN
+    finished: str = UNKNOWN
+    stale: bool = False
+    behind: int | None = None    # commits between the file's git_sha and the checkout
+
+    @property
+    def ok(self) -> bool:
+        return self.state == "ok"
+
+
+def inspect(results_dir: str, name: str, head: str) -> Source:
+    """Load results_dir/name (common.load_result's checks: HDF5, schema, complete, and the
+    experiment its name says: bounds.h5 holds "bounds") and read its provenance; `head` is the
+    checkout's commit (checkout_sha())."""
+    path = os.path.join(results_dir, name)
+    if not os.path.exists(path):
+        return Source(name, path, "missing")
+    try:
+        result = common.load_result(path, os.path.splitext(name)[0])
+    except common.ResultFileError as err:
+        return Source(name, path, "refused", reason=str(err))
+    attrs = result.attrs
+    sha = str(attrs.get("git_sha", UNKNOWN)) or UNKNOWN
+    stale = head != UNKNOWN and sha != head
+    return Source(
+        name, path, "ok", result=result, experiment=str(attrs.get("experiment", "")),
+        git_sha=sha, git_dirty=bool(attrs.get("git_dirty", 0)),
+        command_line=str(attrs.get("command_line", UNKNOWN)),
+        scale=str(attrs["scale"]) if "scale" in attrs else UNKNOWN,
+        created=str(attrs.get("created", UNKNOWN)), finished=str(attrs.get("finished", UNKNOWN)),
+        stale=stale,
+        behind=commits_between(sha, head) if stale and sha != UNKNOWN else None)
+
+
+def rerun_command(results_dir: str, experiment: str, repo: str = REPO_ROOT) -> str:
+    """The command that makes results_dir/<experiment>.h5 at quick scale: its sweep file when
+    sweeps/quick/<experiment>.cfg exists (with the inputs its '# input:' lines name, as
+    scripts/paper.sh passes them), the bare binary otherwise."""
+    out = os.path.join(results_dir, f"{experiment}.h5")
+    config = os.path.join("sweeps", "quick", f"{experiment}.cfg")
+    words = [f"build/bin/sharp-{experiment}"]
+    full = os.path.join(repo, config)
+    if os.path.isfile(full):
+        words += ["--config", config]
+        with open(full, encoding="utf-8") as fh:
+            for line in fh:
+                text = line.strip()
+                if text.startswith("# input:") and "=" in text:
+                    flag, source = (part.strip() for part in text[len("# input:"):].split("=", 1))
+                    words += [f"--{flag}", os.path.join(results_dir, f"{source}.h5")]
+    words += ["--out", out]
+    return " ".join(words)

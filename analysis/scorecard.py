@@ -1,0 +1,455 @@
+"""The reproduction scorecard of the paper page: one row per numeric claim of the paper, its value,
+ours with an interval, and a verdict computed from the data by the rules in RULES (shown on the
+page). Pure functions of loaded data; analysis/report.py renders the rows.
+
+Claims (docs/science.md#published-numbers): the max-retrieval accuracy table (16 cells) and its
+paired t-test p-values, the dispersion lemma and its α_max < 1/2 threshold, the weight-norm bound,
+entropy falling with β, the shape of the entropy → β polynomial (closed form, and our refit, whose
+protocol is reconstructed: docs/science.md#refitting-the-polynomial), the logit spreads measured in
+Gemma (analogues only: docs/science.md#logit-spread-in-llms) and the qualitative CLRS-Text claims
+(docs/science.md#algorithmic-text).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+import max_retrieval as mr
+
+# ---- verdicts and the rules that give them (the page prints RULES verbatim)
+
+AGREES = "agrees"
+DIFFERS = "differs"
+IDENTITY = "identity"
+ANALOGUE = "not comparable (analogue)"
+NOT_MEASURED = "not measured"
+INCONCLUSIVE = "inconclusive"
+VERDICTS = (AGREES, DIFFERS, IDENTITY, ANALOGUE, INCONCLUSIVE, NOT_MEASURED)
+
+MIN_MODELS = 3      # an interval over fewer trained models decides nothing
+ALPHA = 0.05        # significance level of the p-value comparison
+
+RULES = [
+    (AGREES, f"Accuracies and other measured values: the paper's value lies in our 95% interval, "
+             f"a Student-t interval over trained models (at least {MIN_MODELS}). p-values: the "
+             f"paper's test and ours are both significant at {ALPHA} with the same sign of "
+             f"adaptive − softmax, or both not significant. p-values are never compared by value."),
+    (DIFFERS, "The paper's value lies outside our interval; or exactly one of the two tests is "
+              "significant, or both are with opposite signs; or a closed-form claim does not "
+              "match its algebra, or a bound the paper proves is violated in our data (a bug)."),
+    (IDENTITY, "A closed-form claim: it holds by algebra, so agreement shows nothing about the "
+               "paper's experiments. We recompute it (and, where we have data, check it "
+               "numerically); it is never called reproduced."),
+    (ANALOGUE, "The paper measured Gemma 2B/7B, whose weights are not available offline; our "
+               "number comes from small transformers of our own and is shown for scale only."),
+    (INCONCLUSIVE, f"Measured, but the rule cannot decide: fewer than {MIN_MODELS} trained models, "
+                   f"an undefined test, or a claim whose rule does not read this file yet."),
+    (NOT_MEASURED, "The result file the claim needs is missing or was refused (see its section)."),
+]
+
+
+@dataclasses.dataclass
+class Row:
+    """One claim. Numbers are in the claim's unit (`unit`, e.g. '%': accuracies in percent).
+    `paper` is a number or, for ranges and statements, text; `low`/`high` bound ours (None when
+    there is no interval); `interval_of` says what the interval is of when it is not `ours`
+    itself (p-value rows: the interval of the accuracy difference)."""
+    group: str
+    claim: str
+    anchor: str                  # docs/science.md anchor of the claim
+    paper: float | str | None
+    ours: float | str | None
+    verdict: str
+    why: str                     # how the verdict follows from the numbers, one sentence
+    low: float | None = None
+    high: float | None = None
+    unit: str = ""
+    interval_of: str = ""
+    reconstructed: bool = False  # the protocol behind ours is reconstructed, not the paper's
+    source: str = ""             # result file (or "closed form")
+    digits: int = 3              # significant digits of paper / ours / interval on the page
+    decimals: int | None = None  # or fixed decimals (accuracies: 1, as the paper prints them)
+
+    @property
+    def width(self) -> float | None:
+        if self.low is None or self.high is None:
+            return None
+        if math.isnan(self.low) or math.isnan(self.high):
+            return None
+        return self.high - self.low
+
+
+def interval_verdict(paper: float, low: float | None, high: float | None, models: int,
+                     unit: str = "") -> tuple:
+    """(verdict, why) for a measured value: AGREES when low ≤ paper ≤ high with ≥ MIN_MODELS
+    models, DIFFERS outside, INCONCLUSIVE with fewer models or no interval."""
+    if low is None or high is None or math.isnan(low) or math.isnan(high):
+        return INCONCLUSIVE, "no interval"
+    if models < MIN_MODELS:
+        return INCONCLUSIVE, f"{models} model(s); the rule needs ≥ {MIN_MODELS}"
+    inside = low <= paper <= high
+    return ((AGREES, f"the paper's {paper:g}{unit} lies inside our interval") if inside else
+            (DIFFERS, f"the paper's {paper:g}{unit} lies outside our interval"))
+
+
+def p_value_verdict(paper_p: float, paper_difference: float, our_p: float,
+                    our_difference: float, models: int) -> tuple:
+    """(verdict, why): compare significance at ALPHA and the sign of adaptive − softmax."""
+    if models < MIN_MODELS:
+        return INCONCLUSIVE, f"{models} model(s); the rule needs ≥ {MIN_MODELS}"
+    if our_p is None or math.isnan(our_p):
+        return INCONCLUSIVE, "our paired t-test is undefined (no variance across models)"
+    paper_sig, our_sig = paper_p < ALPHA, our_p < ALPHA
+    if not paper_sig and not our_sig:
+        return AGREES, f"neither significant at {ALPHA}"
+    if paper_sig != our_sig:
+        return DIFFERS, (f"paper {'' if paper_sig else 'not '}significant, ours "
+                         f"{'' if our_sig else 'not '}significant at {ALPHA}")
+    same = np.sign(paper_difference) == np.sign(our_difference)
+    return ((AGREES, "both significant, same sign") if same else
+            (DIFFERS, "both significant, opposite signs"))
+
+
+def _not_measured(group, claim, anchor, paper, why, unit="", reconstructed=False, source="",
+                  digits=3) -> Row:
+    return Row(group, claim, anchor, paper, None, NOT_MEASURED, why, unit=unit,
+               reconstructed=reconstructed, source=source, digits=digits)
+
+
+# ---- max retrieval: the paper's accuracy table and its p-values
+
+TABLE = "Max-retrieval accuracy (paper's table)"
+P_VALUES = "Max-retrieval paired t-tests"
+MAX_ANCHOR = "max-retrieval"
+
+
+def _label(x: str) -> str:
+    return mr.normaliser_label(x).replace("$\\theta$", "θ")
+
+
+def accuracy_rows(data: "mr.EvalMax | None", source: str, missing_why: str) -> list:
+    rows = []
+    for x, values in mr.PAPER_ACCURACY.items():
+        for n, paper in zip(mr.PAPER_N, values):
+            claim = f"{_label(x)} accuracy at n = {n}"
+            if data is None:
+                rows.append(_not_measured(TABLE, claim, MAX_ANCHOR, paper, missing_why, "%",
+                                          source=source))
+                continue
+            if n not in data.ns or not data.has(x, n):
+                rows.append(_not_measured(TABLE, claim, MAX_ANCHOR, paper,
+                                          f"n = {n} with {x} not in the file", "%", source=source))
+                continue
+            s = data.summary("correct", x, n)
+            low, high = 100 * s.low, 100 * s.high
+            verdict, why = interval_verdict(paper, low, high, s.models, "%")
+            rows.append(Row(TABLE, claim, MAX_ANCHOR, paper, 100 * s.mean, verdict, why, low,
+                            high, "%", source=source, decimals=1))
+    return rows
+
+
+def p_value_rows(data: "mr.EvalMax | None", source: str, missing_why: str) -> list:
+    rows = []
+    a, b = "softmax", "adaptive"
+    for n, paper_p in mr.PAPER_T_TEST_P.items():
+        claim = f"paired t-test, adaptive vs softmax at n = {n}"
+        paper_difference = mr.paper_value(b, n) - mr.paper_value(a, n)
+        if data is None:
+            rows.append(_not_measured(P_VALUES, claim, MAX_ANCHOR, paper_p, missing_why,
+                                      source=source))
+            continue
+        if n not in data.ns or not (data.has(a, n) and data.has(b, n)):
+            rows.append(_not_measured(P_VALUES, claim, MAX_ANCHOR, paper_p,
+                                      f"n = {n} with both normalisers not in the file",
+                                      source=source))
+            continue
+        difference = 100 * (data.per_model("correct", b, n) - data.per_model("correct", a, n))
+        mean, low, high = mr.t_interval(difference)
+        our_p = mr.paired_t_p(data.per_model("correct", b, n), data.per_model("correct", a, n))
+        verdict, why = p_value_verdict(paper_p, paper_difference, our_p, mean, difference.size)
+        rows.append(Row(P_VALUES, claim, MAX_ANCHOR, paper_p, our_p, verdict,
+                        f"{why}; Δ paper {paper_difference:+.1f}, ours {mean:+.2f} points",
+                        None if math.isnan(low) else low, None if math.isnan(high) else high,
+                        interval_of="adaptive − softmax, points", source=source, digits=2))
+    return rows
+
+
+# ---- the dispersion lemma, the weight-norm bound, entropy against β
+
+THEOREMS = "Formal results, checked numerically"
+LEMMA_ANCHOR = "dispersion-lemma"
+THRESHOLD_SPREAD, THRESHOLD_THETA, THRESHOLD_EPS, THRESHOLD_PAPER = 5.69, 1.0, 0.5, 297
+
+
+def worst_case_threshold(eps: float, ratio: float) -> float:
+    """α_max of the worst case (one logit at M, n − 1 at m) is below ε exactly when
+    n > 1 + (1/ε − 1)·e^(δ/θ) (docs/science.md#dispersion-lemma)."""
+    return 1.0 + (1.0 / eps - 1.0) * math.exp(ratio)
+
+
+def lemma_rows(bounds, source: str, missing_why: str) -> list:
+    """`bounds`: a common.Result of experiment bounds, or None."""
+    claim = "exp(−δ/θ)/n ≤ α_k ≤ exp(δ/θ)/n for every logit law, n and δ/θ"
+    closed = worst_case_threshold(THRESHOLD_EPS, THRESHOLD_SPREAD / THRESHOLD_THETA)
+    t_claim = (f"worst case α_max < {THRESHOLD_EPS:g} from n ≈ {THRESHOLD_PAPER} at "
+               f"δ = {THRESHOLD_SPREAD:g}, θ = {THRESHOLD_THETA:g}")
+    if bounds is None:
+        return [_not_measured(THEOREMS, claim, LEMMA_ANCHOR, "holds (lemma)", missing_why,
+                              source=source),
+                _not_measured(THEOREMS, t_claim, "logit-spread-in-llms", THRESHOLD_PAPER,
+                              missing_why, source=source)]
+    violations = int(np.sum(bounds.metrics["violations"])) if "violations" in bounds.metrics else None
+    if violations is None:
+        rows = [Row(THEOREMS, claim, LEMMA_ANCHOR, "holds (lemma)", None, INCONCLUSIVE,
+                    "the file has no 'violations' column", source=source)]
+    else:
+        rows = [Row(THEOREMS, claim, LEMMA_ANCHOR, "holds (lemma)", violations,
+                    IDENTITY if violations == 0 else DIFFERS,
+                    (f"0 violations in {len(bounds)} points" if violations == 0 else
+                     f"{violations} violation(s) in {len(bounds)} points: the library is wrong"),
+                    source=source)]
+    # The measured bracket: the one-hot law is the worst case exactly.
+    picked = bounds.rows(logits="one-hot", spread=THRESHOLD_SPREAD, theta=THRESHOLD_THETA) \
+        if all(k in bounds.params for k in ("logits", "spread", "theta", "n")) else []
+    if len(picked) == 0 or "alpha_max" not in bounds.metrics:
+        rows.append(Row(THEOREMS, t_claim, "logit-spread-in-llms", THRESHOLD_PAPER, closed,
+                        INCONCLUSIVE, f"no one-hot points at δ = {THRESHOLD_SPREAD:g}, "
+                        f"θ = {THRESHOLD_THETA:g} in the file (closed form {closed:.1f})",
+                        source=source, digits=4))
+        return rows
+    n = np.asarray(bounds.params["n"])[picked]
+    alpha = np.asarray(bounds.metrics["alpha_max"])[picked]
+    order = np.argsort(n)
+    n, alpha = n[order], alpha[order]
+    above, below = n[alpha >= THRESHOLD_EPS], n[alpha < THRESHOLD_EPS]
+    low = float(above.max()) if above.size else None
+    high = float(below.min()) if below.size else None
+    algebra_ok = abs(closed - THRESHOLD_PAPER) < 1.0
+    bracket_ok = (low is None or low < closed) and (high is None or closed <= high)
+    if algebra_ok and bracket_ok:
+        verdict, why = IDENTITY, (f"1 + (1/ε − 1)·e^(δ/θ) = {closed:.1f}; measured α_max crosses "
+                                  f"{THRESHOLD_EPS:g} between grid points "
+                                  f"{'—' if low is None else int(low)} and "
+                                  f"{'—' if high is None else int(high)}")
+    else:
+        verdict, why = DIFFERS, (f"closed form {closed:.1f}, measured crossing between "
+                                 f"{low} and {high}")
+    rows.append(Row(THEOREMS, t_claim, "logit-spread-in-llms", THRESHOLD_PAPER, closed, verdict,
+                    why, low, high, interval_of="grid points around the measured crossing",
+                    source=source, digits=4))
+    return rows
+
+
+def weight_bound_rows(result, source: str, missing_why: str) -> list:
+    claim = "δ ≤ 2·σmax(Q)·σmax(K)·‖y‖·max‖x_i‖"
+    anchor = "weight-norm-bound"
+    if result is None:
+        return [_not_measured(THEOREMS, claim, anchor, "holds (bound)", missing_why,
+                              source=source)]
+    if "violations" not in result.metrics:
+        return [Row(THEOREMS, claim, anchor, "holds (bound)", None, INCONCLUSIVE,
+                    "the file has no 'violations' column", source=source)]
+    violations = int(np.sum(result.metrics["violations"]))
+    tight = (f"; tightest trial δ/bound = {float(np.max(result.metrics['ratio_max'])):.3g}"
+             if "ratio_max" in result.metrics else "")
+    return [Row(THEOREMS, claim, anchor, "holds (bound)", violations,
+                IDENTITY if violations == 0 else DIFFERS,
+                (f"0 violations in {len(result)} points{tight}" if violations == 0 else
+                 f"{violations} violation(s): the experiment or the library is wrong"),
+                source=source)]
+
+
+def entropy_rows(result, source: str, missing_why: str, tolerance: float = 1e-4) -> list:
+    claim = "H(softmax(β·e)) falls as β rises: dH/dβ = −β·Var_p(e) < 0"
+    anchor = "entropy-falls-with-beta"
+    if result is None:
+        return [_not_measured(THEOREMS, claim, anchor, "holds (identity)", missing_why,
+                              source=source)]
+    needed = ("monotone", "max_rel_error")
+    if any(m not in result.metrics for m in needed):
+        return [Row(THEOREMS, claim, anchor, "holds (identity)", None, INCONCLUSIVE,
+                    f"the file lacks {', '.join(needed)}", source=source)]
+    not_monotone = int(np.sum(np.asarray(result.metrics["monotone"]) == 0))
+    error = float(np.max(result.metrics["max_rel_error"]))
+    ok = not_monotone == 0 and error <= tolerance
+    return [Row(THEOREMS, claim, anchor, "holds (identity)", error,
+                IDENTITY if ok else DIFFERS,
+                (f"monotone at all {len(result)} points; closed-form slope within "
+                 f"{error:.2g} (relative) of the finite difference" if ok else
+                 f"{not_monotone} point(s) not monotone, largest slope error {error:.2g} "
+                 f"(tolerance {tolerance:g})"),
+                interval_of="", source=source, digits=2)]
+
+
+# ---- the entropy → β polynomial
+
+POLYNOMIAL = "Adaptive temperature's polynomial"
+PAPER_COEFFICIENTS = (-0.037, 0.481, -2.3, 4.917, -1.791)  # highest degree first
+# (claim, paper's value as printed, decimals printed): consequences of the coefficients.
+SHAPE_CLAIMS = (
+    ("β(H) > 1 from H =", 0.8486, 4),
+    ("β(H) > 1 up to H =", 5.9445, 4),
+    ("peak of β(H) at H =", 4.412, 3),
+    ("peak value of β(H)", 2.421, 3),
+    ("uniform attention over more than this many items gets β = 1", 381, 0),
+)
+
+
+def polynomial_shape(coefficients, h_low: float = 0.0, h_high: float = 10.0) -> dict:
+    """Crossings of β(H) = 1 and the peak of β(H) on [h_low, h_high] (dense grid refined by the
+    roots): {'cross_up', 'cross_down', 'peak_h', 'peak_beta'}; a missing crossing is None."""
+    c = np.asarray(coefficients, dtype=float)
+    shifted = c.copy()
+    shifted[-1] -= 1.0
+    roots = np.roots(shifted)
+    real = sorted(float(r.real) for r in roots
+                  if abs(r.imag) < 1e-9 and h_low <= r.real <= h_high)
+    slope = np.polyder(c)
+    stationary = [float(r.real) for r in np.roots(slope)
+                  if abs(r.imag) < 1e-9 and h_low <= r.real <= h_high]
+    candidates = stationary + [h_low, h_high]
+    values = [float(np.polyval(c, h)) for h in candidates]
+    peak = int(np.argmax(values))
+    peak_h = candidates[peak]
+    up = [r for r in real if r < peak_h and np.polyval(slope, r) > 0]
+    down = [r for r in real if r > peak_h and np.polyval(slope, r) < 0]
+    return {"cross_up": up[-1] if up else None, "cross_down": down[0] if down else None,
+            "peak_h": peak_h, "peak_beta": values[peak]}
+
+
+def polynomial_rows(coefficients=PAPER_COEFFICIENTS) -> list:
+    """The closed-form shape claims recomputed from the coefficients (IDENTITY when they match
+    the printed value to its printed decimals, DIFFERS otherwise)."""
+    shape = polynomial_shape(coefficients)
+    computed = [shape["cross_up"], shape["cross_down"], shape["peak_h"], shape["peak_beta"],
+                None if shape["cross_down"] is None else math.exp(shape["cross_down"])]
+    rows = []
+    for (claim, paper, decimals), value in zip(SHAPE_CLAIMS, computed):
+        if value is None:
+            rows.append(Row(POLYNOMIAL, claim, "adaptive-temperature", paper, None, DIFFERS,
+                            "the polynomial has no such point", source="closed form"))
+            continue
+        # 381 items: e^5.9445 = 381.4, printed "about 381": compare the integer part.
+        match = (math.floor(value) == paper if decimals == 0
+                 else abs(value - paper) <= 0.5 * 10 ** -decimals + 1e-12)
+        rows.append(Row(POLYNOMIAL, claim, "adaptive-temperature", paper, value,
+                        IDENTITY if match else DIFFERS,
+                        (f"recomputed from the coefficients: {value:.{decimals + 2}f}"
+                         + ("" if match else f", not {paper}")),
+                        source="closed form", digits=6))
+    return rows
+
+
+REFIT_CLAIMS = (("peak value of the refitted β(H)", "peak_beta", 2.421),
+                ("peak of the refitted β(H) at H =", "peak_h", 4.412),
+                ("refitted β(H) > 1 up to H =", "cross_down", 5.9445))
+PROTOCOLS = (("coefficients", "per-set β*"), ("coefficients_binned", "binned"))
+
+
+def refit_rows(fits: dict | None, source: str, missing_why: str) -> list:
+    """`fits`: protocol array name -> [(coefficients [5], largest entropy of the model's data)]
+    per model, or None. Each shape quantity of each model's fit, over models: mean and t-interval,
+    against the paper's value (the paper's fitting protocol is reconstructed)."""
+    rows = []
+    for key, label in PROTOCOLS:
+        models = (fits or {}).get(key)
+        for claim, what, paper in REFIT_CLAIMS:
+            text = f"{claim} ({label})"
+            if fits is None:
+                rows.append(_not_measured(POLYNOMIAL, text, "refitting-the-polynomial", paper,
+                                          missing_why, reconstructed=True, source=source))
+                continue
+            if not models:
+                rows.append(_not_measured(POLYNOMIAL, text, "refitting-the-polynomial", paper,
+                                          f"the file has no {key} arrays", reconstructed=True,
+                                          source=source))
+                continue
+            values = [polynomial_shape(c, 0.0, h_max)[what] for c, h_max in models]
+            found = [v for v in values if v is not None]
+            if len(found) < len(values):
+                rows.append(Row(POLYNOMIAL, text, "refitting-the-polynomial", paper, None,
+                                DIFFERS, f"{len(values) - len(found)} of {len(values)} fits "
+                                f"have no such point within their data", reconstructed=True,
+                                source=source))
+                continue
+            mean, low, high = mr.t_interval(found)
+            verdict, why = interval_verdict(paper, None if math.isnan(low) else low,
+                                            None if math.isnan(high) else high, len(found))
+            rows.append(Row(POLYNOMIAL, text, "refitting-the-polynomial", paper, mean, verdict,
+                            why, None if math.isnan(low) else low,
+                            None if math.isnan(high) else high, reconstructed=True,
+                            source=source, digits=3))
+    return rows
+
+
+# ---- Gemma's logit spreads: analogues only
+
+GEMMA = "Logit spread in LLMs (Gemma), analogues"
+GEMMA_CLAIMS = (  # (claim, paper's text, statistic)
+    ("Gemma 2B δ over heads, range", "[2.28, 14.78]", "range"),
+    ("Gemma 2B δ over heads, mean ± std", "5.69 ± 2.05", "mean"),
+    ("Gemma 7B δ over heads, range", "[0.09, 32.74]", "range"),
+    ("Gemma 7B δ over heads, mean ± std", "5.82 ± 2.61", "mean"),
+)
+
+
+def gemma_rows(deltas: "np.ndarray | None", present: bool, source: str, missing_why: str,
+               unread_why: str = "") -> list:
+    """`deltas`: [heads] logit spreads of our transformers' heads (None when not available);
+    `present`: whether the file was read (then the verdict is ANALOGUE even without numbers)."""
+    rows = []
+    for claim, paper, what in GEMMA_CLAIMS:
+        if not present:
+            rows.append(_not_measured(GEMMA, claim, "logit-spread-in-llms", paper, missing_why,
+                                      source=source))
+            continue
+        if deltas is None or len(deltas) == 0:
+            rows.append(Row(GEMMA, claim, "logit-spread-in-llms", paper, None, ANALOGUE,
+                            unread_why or "no per-head δ in the file", source=source))
+            continue
+        d = np.asarray(deltas, dtype=float)
+        if what == "range":
+            rows.append(Row(GEMMA, claim, "logit-spread-in-llms", paper,
+                            f"[{d.min():.2f}, {d.max():.2f}]", ANALOGUE,
+                            f"{d.size} heads of our transformers", source=source))
+        else:
+            rows.append(Row(GEMMA, claim, "logit-spread-in-llms", paper,
+                            f"{d.mean():.2f} ± {d.std(ddof=1) if d.size > 1 else 0.0:.2f}",
+                            ANALOGUE, f"{d.size} heads of our transformers", source=source))
+    return rows
+
+
+# ---- CLRS-Text: qualitative claims
+
+CLRS = "Algorithmic text (CLRS-Text), qualitative"
+CLRS_CLAIMS = (
+    "adaptive temperature trained into every head beats softmax on most algorithms, mostly at "
+    "unseen larger sizes",
+    "exceptions: heapsort, bubble_sort, mst_kruskal (longest traces, high-entropy heads)",
+    "adaptive temperature applied at inference only fails on text",
+)
+
+
+def clrs_rows(present: bool, source: str, missing_why: str, judged: list | None = None) -> list:
+    """`judged`: per claim (verdict, ours, why) from a reader of the text results, or None when
+    no reader exists yet (then INCONCLUSIVE for a present file)."""
+    rows = []
+    for i, claim in enumerate(CLRS_CLAIMS):
+        if not present:
+            rows.append(_not_measured(CLRS, claim, "algorithmic-text", "claimed", missing_why,
+                                      source=source))
+        elif judged is None:
+            rows.append(Row(CLRS, claim, "algorithmic-text", "claimed", None, INCONCLUSIVE,
+                            "the file is present; no rule reads its layout yet", source=source))
+        else:
+            verdict, ours, why = judged[i]
+            rows.append(Row(CLRS, claim, "algorithmic-text", "claimed", ours, verdict, why,
+                            source=source))
+    return rows
+
+
+def counts(rows: list) -> dict:
+    """verdict -> number of rows, in VERDICTS order (zeros kept)."""
+    return {v: sum(1 for r in rows if r.verdict == v) for v in VERDICTS}

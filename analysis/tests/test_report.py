@@ -1,0 +1,298 @@
+"""Tests of the paper page (analysis/report.py) and its scorecard (analysis/scorecard.py) on
+synthetic result files with known values: missing, refused and stale files, the verdict rules
+(including data that must give "differs"), the one number formatter, and a page that fetches
+nothing from a network.
+"""
+import json
+import os
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+import report
+import report_html as H
+import report_sources
+import scorecard as sc
+import synthetic
+from report_sections import SECTIONS
+
+PAPER_N = (16, 64, 256, 512, 1024, 2048, 4096, 16384)
+
+
+def build(results_dir, figures_dir=None):
+    path, inputs, rows = report.write_report(str(results_dir), figures_dir and str(figures_dir),
+                                             now="test")
+    with open(path, encoding="utf-8") as fh:
+        return fh.read(), inputs, rows
+
+
+def section_text(page: str, key: str) -> str:
+    match = re.search(rf'<section id="{key}">(.*?)</section>', page, re.S)
+    assert match, f"no section {key}"
+    return match.group(1)
+
+
+def inline_rows(page: str) -> list:
+    match = re.search(r'<script type="application/json" id="scorecard-data">(.*?)</script>',
+                      page, re.S)
+    return json.loads(match.group(1).replace("<\\/", "</"))
+
+
+def by_claim(rows, text):
+    found = [r for r in rows if r.claim == text]
+    assert len(found) == 1, f"{len(found)} rows named {text!r}"
+    return found[0]
+
+
+def write_eval_max_exact(path, accuracy: dict, samples=200, ns=PAPER_N, train_n=16, attrs=None):
+    """An eval-max file whose models have exactly the given accuracies:
+    accuracy[(normaliser, train_seed)] = fraction (the same at every n, or a dict n -> fraction).
+    Per-sample 0/1 arrays are the first round(f·samples) sets right; softmax and adaptive are
+    then paired so that adaptive's right sets include softmax's."""
+    seeds = sorted({t for _, t in accuracy})
+    normalisers = sorted({x for x, _ in accuracy}, key=["softmax", "adaptive"].index)
+    grid, models = [], []
+    for t in seeds:
+        for n in ns:
+            grid.append(dict(checkpoint=f"train-max.h5#{t:016x}", n=int(n),
+                             normaliser="+".join(normalisers), samples=samples, chunk=512,
+                             map_samples=0, map_items=16, seed=1))
+            models.append(t)
+    cols, arrays = {"train_n": [], "train_seed": []}, {}
+    for index, (p, t) in enumerate(zip(grid, models)):
+        arrays[index] = {"labels": np.zeros(samples, dtype=np.int64)}
+        cols["train_n"].append(train_n)
+        cols["train_seed"].append(t)
+        for x in normalisers:
+            f = accuracy[(x, t)]
+            f = f[p["n"]] if isinstance(f, dict) else f
+            k = int(round(f * samples))
+            correct = (np.arange(samples) < k).astype(np.int64)
+            arrays[index].update({f"correct.{x}": correct, f"entropy.{x}": np.ones(samples),
+                                  f"weight_on_max.{x}": np.full(samples, 0.5),
+                                  f"beta.{x}": np.ones(samples)})
+            for name, value in (("accuracy", k / samples), ("correct", k), ("entropy", 1.0),
+                                ("weight_on_max", 0.5), ("beta", 1.0), ("ci_low", 0.0),
+                                ("ci_high", 1.0)):
+                cols.setdefault(f"{name}.{x}", []).append(value)
+    cols = {k: np.asarray(v, dtype=np.int64 if k.startswith(("correct.", "train_")) else float)
+            for k, v in cols.items()}
+    synthetic.write_result(path, "eval-max", grid, cols, arrays=arrays, attrs=attrs)
+
+
+# ---- the one number formatter
+
+
+def test_number_formats_every_kind_of_value():
+    assert H.number(None) == "—" and H.number(float("nan")) == "—"
+    assert H.number(3) == "3" and H.number(np.int64(-3)) == "−3"
+    assert H.number(2.0 / 3.0) == "0.667"
+    assert H.number(1e-5) == "1e−5" and H.number(123456789.0) == "1.23e8"
+    assert H.number(0.9861, decimals=1, percent=True) == "98.6"
+    assert H.number(0.031, decimals=1, percent=True, signed=True) == "+3.1"
+    assert H.number(-0.031, decimals=1, percent=True, signed=True) == "−3.1"
+    assert H.number(float("inf")) == "∞"
+
+
+# ---- verdict rules
+
+
+def test_interval_rule_agrees_inside_differs_outside_and_needs_three_models():
+    assert sc.interval_verdict(50.0, 48.0, 52.0, 3)[0] == sc.AGREES
+    assert sc.interval_verdict(48.0, 48.0, 52.0, 3)[0] == sc.AGREES  # closed interval
+    assert sc.interval_verdict(47.9, 48.0, 52.0, 5)[0] == sc.DIFFERS
+    assert sc.interval_verdict(50.0, 48.0, 52.0, 2)[0] == sc.INCONCLUSIVE
+    assert sc.interval_verdict(50.0, None, None, 5)[0] == sc.INCONCLUSIVE
+
+
+def test_p_values_compare_sign_and_significance_never_value():
+    # both significant, same sign: agrees even though the values differ by orders of magnitude
+    assert sc.p_value_verdict(1e-4, 3.9, 0.04, 1.0, 3)[0] == sc.AGREES
+    assert sc.p_value_verdict(1e-4, 3.9, 0.01, -2.0, 3)[0] == sc.DIFFERS    # opposite signs
+    assert sc.p_value_verdict(0.4, 0.0, 0.3, -5.0, 3)[0] == sc.AGREES       # neither
+    assert sc.p_value_verdict(0.002, 0.2, 0.2, 0.2, 3)[0] == sc.DIFFERS     # only the paper
+    assert sc.p_value_verdict(0.4, 0.0, 0.001, 1.0, 3)[0] == sc.DIFFERS     # only ours
+    assert sc.p_value_verdict(0.002, 0.2, float("nan"), 0.0, 3)[0] == sc.INCONCLUSIVE
+    assert sc.p_value_verdict(0.002, 0.2, 0.001, 0.2, 2)[0] == sc.INCONCLUSIVE
+
+
+def test_polynomial_shape_is_an_identity_and_a_changed_coefficient_fails():
+    rows = sc.polynomial_rows()
+    assert [r.verdict for r in rows] == [sc.IDENTITY] * len(sc.SHAPE_CLAIMS)
+    assert abs(by_claim(rows, "peak value of β(H)").ours - 2.4214) < 1e-4
+    changed = sc.polynomial_rows((-0.037, 0.481, -2.3, 4.917, -1.6))
+    assert sc.DIFFERS in [r.verdict for r in changed]
+
+
+def test_accuracy_verdict_changes_when_the_data_cross_the_interval(tmp_path):
+    """Three models around the paper's values agree; the same spread moved 10 points below the
+    paper must differ (the rule can fail); two models decide nothing."""
+    def rows_for(shift, seeds=(1, 2, 3)):
+        accuracy = {}
+        for i, t in enumerate(seeds):
+            for x in ("softmax", "adaptive"):
+                paper = dict(zip(PAPER_N, sc.mr.PAPER_ACCURACY[x]))
+                accuracy[(x, t)] = {n: (paper[n] + shift + (i - 1) * 1.0) / 100 for n in PAPER_N}
+        d = tmp_path / f"shift{shift}-{len(seeds)}"
+        d.mkdir()
+        write_eval_max_exact(d / "eval-max.h5", accuracy, samples=1000)
+        return [r for r in report.build_scorecard(report.Inputs(str(d))) if r.group == sc.TABLE]
+
+    near = rows_for(0.0)
+    assert len(near) == 16 and all(r.verdict == sc.AGREES for r in near), \
+        [(r.claim, r.low, r.high, r.paper) for r in near if r.verdict != sc.AGREES]
+    far = rows_for(-10.0)
+    assert all(r.verdict == sc.DIFFERS for r in far)
+    cell = by_claim(far, "softmax accuracy at n = 1024")
+    assert cell.high < 53.8 and abs(cell.ours - 43.8) < 0.01 and cell.width > 0
+    assert all(r.verdict == sc.INCONCLUSIVE for r in rows_for(0.0, seeds=(1, 2)))
+
+
+def test_p_value_rows_from_paired_models(tmp_path):
+    # adaptive 2, 3, 4 points above softmax at every n: significant, positive, like the paper
+    accuracy = {}
+    for i, t in enumerate((1, 2, 3)):
+        accuracy[("softmax", t)] = 0.5
+        accuracy[("adaptive", t)] = 0.52 + 0.01 * i
+    write_eval_max_exact(tmp_path / "eval-max.h5", accuracy, samples=400)
+    rows = [r for r in report.build_scorecard(report.Inputs(str(tmp_path)))
+            if r.group == sc.P_VALUES]
+    verdicts = {int(r.claim.rsplit(" ", 1)[1]): r.verdict for r in rows}
+    assert verdicts[16] == sc.DIFFERS        # the paper's 0.4 is not significant, ours is
+    assert verdicts[1024] == sc.AGREES       # both significant, both positive
+    row = by_claim(rows, "paired t-test, adaptive vs softmax at n = 1024")
+    assert row.ours < 0.05 and row.low < 3.0 < row.high
+
+
+def test_bound_violations_make_the_lemma_row_differ(tmp_path):
+    synthetic.write_bounds(tmp_path / "bounds.h5", ns=tuple(2 ** k for k in range(1, 12)),
+                           spreads=(5.69,), thetas=(1.0,))
+    rows = sc.lemma_rows(report_sources.inspect(str(tmp_path), "bounds.h5", "x").result,
+                         "bounds.h5", "")
+    assert [r.verdict for r in rows] == [sc.IDENTITY, sc.IDENTITY]
+    threshold = rows[1]
+    assert (threshold.low, threshold.high) == (256.0, 512.0) and abs(threshold.ours - 296.9) < 0.1
+    synthetic.write_bounds(tmp_path / "bounds.h5", ns=(2, 4, 8), spreads=(5.69,), thetas=(1.0,),
+                           violate=2)
+    rows = sc.lemma_rows(report_sources.inspect(str(tmp_path), "bounds.h5", "x").result,
+                         "bounds.h5", "")
+    assert rows[0].verdict == sc.DIFFERS and rows[0].ours == 2
+
+
+# ---- the page: missing, refused, stale
+
+
+def test_empty_results_directory_says_not_run_with_the_command(tmp_path):
+    page, inputs, rows = build(tmp_path)
+    for section in SECTIONS:
+        text = section_text(page, section.key)
+        for name in section.files:
+            path = os.path.join(str(tmp_path), name)
+            assert f"<code>{path}</code> is missing — run <code>make paper</code> or" in text
+    bounds = section_text(page, "dispersion")
+    assert (f"build/bin/sharp-bounds --config sweeps/quick/bounds.cfg --out "
+            f"{tmp_path}/bounds.h5") in bounds
+    # an experiment whose sweep reads another's results gets that input on its command line
+    assert f"--checkpoint {tmp_path}/train-max.h5" in section_text(page, "max-retrieval")
+    measured = [r for r in rows if r.source != "closed form"]
+    assert measured and all(r.verdict == sc.NOT_MEASURED for r in measured)
+    assert len(inline_rows(page)) == len(rows)
+    assert "<img" not in page
+
+
+def test_refused_files_get_an_error_box_with_the_reason(tmp_path):
+    synthetic.write_bounds(tmp_path / "bounds.h5", ns=(2, 4), attrs={"complete": None})
+    (tmp_path / "weight-bound.h5").write_text("not an HDF5 file")
+    synthetic.write_entropy_temperature(tmp_path / "eval-max.h5", ns=(16,), beta_steps=5)
+    page, inputs, rows = build(tmp_path)
+    assert "refused" in section_text(page, "dispersion")
+    assert "the file is incomplete" in section_text(page, "dispersion")
+    assert "not an HDF5 file" in section_text(page, "weight-bound")
+    assert "needs &#x27;eval-max&#x27;" in section_text(page, "max-retrieval") or \
+        "needs 'eval-max'" in section_text(page, "max-retrieval")
+    assert 'class="box error"' in section_text(page, "max-retrieval")
+    assert by_claim(rows, "softmax accuracy at n = 64").verdict == sc.NOT_MEASURED
+    assert "was refused" in by_claim(rows, "softmax accuracy at n = 64").why
+
+
+def test_stale_scale_and_provenance_of_each_figure(tmp_path):
+    head = report_sources.checkout_sha()
+    if head == report_sources.UNKNOWN:
+        pytest.skip("not a git checkout: no commit to compare with")
+    synthetic.write_bounds(tmp_path / "bounds.h5", ns=(2, 4, 8),
+                           attrs={"git_sha": head, "scale": "quick"})
+    synthetic.write_weight_bound(tmp_path / "weight-bound.h5", trials=5)  # git_sha "synthetic"
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    tiny = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + (40).to_bytes(4, "big") * 2 + b"\x08"
+    for name in ("dispersion", "weight_bound"):
+        (figures / f"{name}.png").write_bytes(tiny)
+    os.utime(figures / "weight_bound.png", (1, 1))  # older than its result file
+    page, inputs, rows = build(tmp_path)
+    dispersion = section_text(page, "dispersion")
+    assert "badge stale" not in dispersion and "box stale" not in dispersion
+    assert "<dt>scale</dt><dd>quick</dd>" in dispersion
+    assert f"<code>{head[:12]}</code>" in dispersion
+    assert "sharp-bounds (synthetic)" in dispersion and "2025-01-01T00:00:00Z" in dispersion
+    weight = section_text(page, "weight-bound")
+    assert 'class="box stale"' in weight and "badge stale" in weight and "was made by commit <code>synthetic</code>" in weight
+    assert "<dt>scale</dt><dd>unknown</dd>" in weight  # no scale attribute: never guessed
+    assert "figure out of date" in weight and "figure out of date" not in dispersion
+    assert dispersion.count("<img") == 1 and 'style="width:40px"' in dispersion
+    entropy = section_text(page, "entropy")
+    assert "is missing" in entropy and "<img" not in entropy
+
+
+def test_figure_missing_and_other_figures(tmp_path):
+    synthetic.write_bounds(tmp_path / "bounds.h5", ns=(2, 4, 8))
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    tiny = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + (8).to_bytes(4, "big") * 2
+    (figures / "brand_new.png").write_bytes(tiny)
+    page, _, _ = build(tmp_path)
+    assert "figure not drawn: dispersion.png" in section_text(page, "dispersion")
+    assert "brand_new.png" in section_text(page, "other-figures")
+
+
+def test_page_fetches_nothing_and_every_docs_link_names_a_listed_anchor(tmp_path):
+    synthetic.write_bounds(tmp_path / "bounds.h5", ns=(2, 4, 8))
+    page, _, _ = build(tmp_path)
+    assert not re.search(r'(src|href)="(https?:)?//', page)
+    assert "<link" not in page and "<script src" not in page and "@import" not in page
+    anchors = set(re.findall(r'href="[^"]*science\.md#([a-z0-9-]+)"', page))
+    listed = {"notation", "dispersion-lemma", "transformers-disperse", "weight-norm-bound",
+              "entropy-falls-with-beta", "logit-spread-in-llms", "adaptive-temperature",
+              "streaming-entropy", "refitting-the-polynomial", "max-retrieval",
+              "max-retrieval-reconstructed", "published-numbers", "remedies", "algorithmic-text"}
+    assert anchors and anchors <= listed, anchors - listed
+
+
+def test_full_synthetic_set_reads_every_file(tmp_path):
+    synthetic.write_bounds(tmp_path / "bounds.h5", ns=tuple(2 ** k for k in range(1, 11)))
+    synthetic.write_weight_bound(tmp_path / "weight-bound.h5", trials=10)
+    synthetic.write_entropy_temperature(tmp_path / "entropy-temperature.h5", ns=(16,),
+                                        beta_steps=9)
+    synthetic.write_eval_max(tmp_path / "eval-max.h5", ns=(16, 64, 256), samples=24,
+                             map_samples=2)
+    synthetic.write_fit_adaptive(tmp_path / "fit-adaptive.h5", samples=12, binned=True)
+    page, inputs, rows = build(tmp_path)
+    assert all(inputs.sources[n].ok for n in ("bounds.h5", "weight-bound.h5",
+                                               "entropy-temperature.h5", "eval-max.h5",
+                                               "fit-adaptive.h5"))
+    table = section_text(page, "max-retrieval")
+    assert "<table>" in table and "paired t p" in table
+    assert by_claim(rows, "softmax accuracy at n = 512").verdict == sc.NOT_MEASURED  # not in grid
+    assert by_claim(rows, "softmax accuracy at n = 64").verdict in (sc.AGREES, sc.DIFFERS)
+    refits = [r for r in rows if r.reconstructed]
+    assert len(refits) == 6 and all(r.verdict != sc.NOT_MEASURED for r in refits)
+    assert "reconstructed protocol" in section_text(page, "scorecard")
+    # a file no dedicated reader knows yet gets an overview of its columns
+    shutil.copy(tmp_path / "bounds.h5", tmp_path / "transformer-dispersion.h5")
+    with __import__("h5py").File(tmp_path / "transformer-dispersion.h5", "r+") as f:
+        f.attrs["experiment"] = "transformer-dispersion"
+    page, inputs, rows = build(tmp_path)
+    assert "No dedicated table reads this experiment yet" in section_text(page, "transformers")
+    gemma = [r for r in rows if r.group == sc.GEMMA]
+    assert gemma and all(r.verdict == sc.ANALOGUE for r in gemma)
