@@ -28,10 +28,10 @@ public:
   std::vector<runner::ParamSpec> parameters() const override {
     return {
         runner::text_param("logits", "uniform", "logit law on [0, spread]", dispersion::logit_law_names()),
-        runner::real_param_at_least("spread", "4", "logit spread delta = M - m", 0.0),
+        runner::real_param_at_least("spread", "4", "logit spread delta = M - m", 0.0).at_most(1e6),
         runner::real_param_above("theta", "1", "softmax temperature theta", 0.0),
-        runner::integer_param("n", "2^1..2^20", "number of items (logits per row)", 1),
-        runner::integer_param("trials", "4", "independent rows per point", 1),
+        runner::integer_param("n", "2^1..2^20", "number of items (logits per row)", 1).at_most(std::int64_t{1} << 30),
+        runner::integer_param("trials", "4", "independent rows per point", 1).at_most(std::int64_t{10000}),
     };
   }
   // The draws depend on n and the law only, so every (spread, theta) sees the same rows.
@@ -39,6 +39,9 @@ public:
   void validate(const Point& p) const override {
     if (p.text("logits") == "two-point" && p.integer("n") < 2)
       throw BadInput("--n: two-point logits need n >= 2 (the row must contain both values), got n=1");
+    if (!std::isfinite(p.real("spread") / p.real("theta") * 2.0))
+      throw BadInput("--spread, --theta: spread/theta overflows (got " + runner::canonical(p.real("spread")) + "/" +
+                     runner::canonical(p.real("theta")) + ")");
   }
   double estimated_cost(const Point& p) const override {
     return double(p.integer("trials")) * (double(p.integer("n")) + 4096.0);

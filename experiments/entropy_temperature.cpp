@@ -25,11 +25,11 @@ public:
   std::vector<runner::ParamSpec> parameters() const override {
     return {
         runner::text_param("logits", "uniform", "logit law on [0, spread]", dispersion::logit_law_names()),
-        runner::real_param_above("spread", "4", "logit spread delta", 0.0),
-        runner::integer_param("n", "16,256,4096,65536", "number of items", 2),
-        runner::real_param_above("beta_min", "0.25", "smallest inverse temperature", 0.0),
-        runner::real_param_above("beta_max", "8", "largest inverse temperature", 0.0),
-        runner::integer_param("beta_steps", "32", "points of the beta grid", 2),
+        runner::real_param_above("spread", "4", "logit spread delta", 0.0).at_most(1e6),
+        runner::integer_param("n", "16,256,4096,65536", "number of items", 2).at_most(std::int64_t{1} << 26),
+        runner::real_param_above("beta_min", "0.25", "smallest inverse temperature", 0.0).at_most(1e6),
+        runner::real_param_above("beta_max", "8", "largest inverse temperature", 0.0).at_most(1e6),
+        runner::integer_param("beta_steps", "32", "points of the beta grid", 2).at_most(std::int64_t{1} << 16),
     };
   }
   std::vector<runner::StreamSpec> streams() const override { return {{"logits", {"n", "logits"}}}; }

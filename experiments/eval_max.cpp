@@ -69,12 +69,12 @@ public:
     normaliser.check = normaliser_spec_error;
     return {
         checkpoint,
-        runner::integer_param("n", "2^4..2^14", "items per set", 1),
+        runner::integer_param("n", "2^4..2^14", "items per set", 1).at_most(std::int64_t{1} << 24),
         normaliser,
-        runner::integer_param("samples", "1024", "sets per point", 1),
-        runner::integer_param("chunk", "512", "items per streamed chunk", 1),
-        runner::integer_param("map_samples", "32", "sets whose attention maps are recorded (at most samples)", 0),
-        runner::integer_param("map_items", "16", "highest-priority items per attention map", 1),
+        runner::integer_param("samples", "1024", "sets per point", 1).at_most(std::int64_t{1} << 20),
+        runner::integer_param("chunk", "512", "items per streamed chunk", 1).at_most(std::int64_t{1} << 20),
+        runner::integer_param("map_samples", "32", "sets whose attention maps are recorded (at most samples)", 0).at_most(std::int64_t{1} << 16),
+        runner::integer_param("map_items", "16", "highest-priority items per attention map", 1).at_most(std::int64_t{1024}),
     };
   }
   // The sets depend on the seed and n only: every checkpoint and normaliser sees the same samples.

@@ -47,11 +47,11 @@ public:
     runner::ParamSpec checkpoint = checkpoint_param();
     return {
         checkpoint,
-        runner::integer_param("n_min", "16", "smallest set size (a power of two)", 1),
-        runner::integer_param("n_max", "4096", "largest set size (a power of two)", 1),
-        runner::integer_param("samples", "256", "sets per size", 1),
-        runner::real_param_above("beta_max", "20", "upper end of the beta* search interval [1, beta_max]", 1.0),
-        runner::integer_param("bins", "16", "equal-count entropy bins of the binned protocol", 5),
+        runner::integer_param("n_min", "16", "smallest set size (a power of two)", 1).at_most(std::int64_t{1} << 16),
+        runner::integer_param("n_max", "4096", "largest set size (a power of two; a set is held in memory)", 1).at_most(std::int64_t{1} << 16),
+        runner::integer_param("samples", "256", "sets per size", 1).at_most(std::int64_t{1} << 16),
+        runner::real_param_above("beta_max", "20", "upper end of the beta* search interval [1, beta_max]", 1.0).at_most(1000.0),
+        runner::integer_param("bins", "16", "equal-count entropy bins of the binned protocol", 5).at_most(std::int64_t{1024}),
     };
   }
   std::vector<runner::StreamSpec> streams() const override { return {{"sets", {}}}; }
@@ -61,7 +61,6 @@ public:
     if (!power(lo) || !power(hi) || lo > hi)
       throw BadInput("--n-min, --n-max: powers of two with n_min <= n_max (got " + std::to_string(lo) + ", " +
                      std::to_string(hi) + ")");
-    if (hi > (1 << 16)) throw BadInput("--n-max: at most 2^16 (a set is held in memory), got " + std::to_string(hi));
     const std::int64_t sets = p.integer("samples") * (std::countr_zero(std::uint64_t(hi)) - std::countr_zero(std::uint64_t(lo)) + 1);
     if (p.integer("bins") > sets)
       throw BadInput("--bins: at most the number of sets (samples x sizes = " + std::to_string(sets) + "), got " +

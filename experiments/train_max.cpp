@@ -94,19 +94,19 @@ public:
     normaliser.check = normaliser_spec_error;
     return {
         normaliser,
-        runner::integer_param("train_n", "16", "items per training set", 1),
-        runner::integer_param("width", "128", "width of every MLP layer and head dimension d", 1),
-        runner::integer_param("depth", "1", "hidden ReLU layers in each MLP (psi, query MLP, phi)", 1),
-        runner::integer_param("batch", "128", "sets per optimizer step", 1),
-        runner::real_param_above("lr", "1e-3", "peak learning rate (AdamW)", 0.0),
+        runner::integer_param("train_n", "16", "items per training set", 1).at_most(std::int64_t{1} << 16),
+        runner::integer_param("width", "128", "width of every MLP layer and head dimension d", 1).at_most(std::int64_t{1} << 12),
+        runner::integer_param("depth", "1", "hidden ReLU layers in each MLP (psi, query MLP, phi)", 1).at_most(std::int64_t{64}),
+        runner::integer_param("batch", "128", "sets per optimizer step", 1).at_most(std::int64_t{1} << 16),
+        runner::real_param_above("lr", "1e-3", "peak learning rate (AdamW)", 0.0).at_most(10.0),
         runner::real_param_at_least("weight_decay", "1e-3", "AdamW decoupled weight decay", 0.0),
-        runner::integer_param("steps", "4000", "optimizer steps", 1),
+        runner::integer_param("steps", "4000", "optimizer steps", 1).at_most(std::int64_t{10000000}),
         runner::text_param("schedule", "cosine", "learning-rate schedule after warmup", nn::schedule_kind_names()),
         runner::integer_param("warmup", "0", "linear learning-rate warmup steps", 0),
         runner::real_param_at_least("final_lr", "0.01", "cosine: final lr as a fraction of --lr", 0.0),
         runner::real_param_at_least("clip", "0", "clip gradients to this global norm (0 = off)", 0.0),
-        runner::integer_param("eval_every", "250", "steps between points of the training curve", 1),
-        runner::integer_param("eval_samples", "4096", "fresh sets of train_n items for the accuracy", 1),
+        runner::integer_param("eval_every", "250", "steps between points of the training curve", 1).at_most(std::int64_t{10000000}),
+        runner::integer_param("eval_samples", "4096", "fresh sets of train_n items for the accuracy", 1).at_most(std::int64_t{1} << 20),
     };
   }
   // Training data depend on the seed and the set size only (so hyperparameter sweeps see the same

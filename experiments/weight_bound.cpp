@@ -23,12 +23,12 @@ public:
   }
   std::vector<runner::ParamSpec> parameters() const override {
     return {
-        runner::integer_param("d_model", "64", "model width (length of y and x_i)", 1),
-        runner::integer_param("d_head", "16", "head width (rows of Q and K)", 1),
-        runner::real_param_above("weight_scale", "1", "scale of the weights", 0.0),
-        runner::real_param_above("input_scale", "1", "scale of the inputs", 0.0),
-        runner::integer_param("n", "16,256,4096", "number of items x_i", 1),
-        runner::integer_param("trials", "200", "random instances per point", 1),
+        runner::integer_param("d_model", "64", "model width (length of y and x_i)", 1).at_most(std::int64_t{1} << 14),
+        runner::integer_param("d_head", "16", "head width (rows of Q and K)", 1).at_most(std::int64_t{1} << 12),
+        runner::real_param_above("weight_scale", "1", "scale of the weights", 0.0).at_most(1e50),
+        runner::real_param_above("input_scale", "1", "scale of the inputs", 0.0).at_most(1e50),
+        runner::integer_param("n", "16,256,4096", "number of items x_i", 1).at_most(std::int64_t{1} << 20),
+        runner::integer_param("trials", "200", "random instances per point", 1).at_most(std::int64_t{1000000}),
     };
   }
   // Standard normals shared across scales (common random numbers): weights depend on the shapes,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -96,6 +97,9 @@ Value parse_scalar(const ParamSpec& spec, const std::string& item) {
     case ParamType::Real: {
       double v;
       if (!parse_real(item, v)) bad(spec, "'" + item + "' is not a finite number");
+      // A subnormal passes every "> 0" check and then overflows the first division (spread/theta).
+      if (v != 0.0 && !std::isnormal(v))
+        bad(spec, "'" + item + "' is subnormal (nonzero magnitudes below 2.2250738585072014e-308 are refused)");
       return v;
     }
     case ParamType::Text:
@@ -211,11 +215,29 @@ std::string point_id(const std::string& experiment,
   return hex64(hash64(text));
 }
 
+std::size_t checked_grid_size(const std::vector<Axis>& axes) {
+  // Saturating product: the sizes are multiplied as doubles too, so no product of axes wraps.
+  std::size_t total = 1;
+  double exact = 1.0;
+  std::string shape;
+  for (const Axis& a : axes) {
+    exact *= double(a.values.size());
+    total = exact <= double(kMaxGridPoints) ? total * a.values.size() : kMaxGridPoints + 1;
+    if (a.values.size() > 1) shape += (shape.empty() ? "" : " x ") + std::to_string(a.values.size()) + " " + a.spec.flag();
+  }
+  if (total > kMaxGridPoints) {
+    char count[32];
+    std::snprintf(count, sizeof count, "%.3g", exact);
+    throw BadInput("the grid has " + std::string(count) + " points (" + shape + "; allowed: at most " +
+                   std::to_string(kMaxGridPoints) + " points per run, see docs/architecture.md#points-parts-merge-resume)");
+  }
+  return total;
+}
+
 Grid::Grid(std::string experiment, std::vector<Axis> axes)
     : experiment_(std::move(experiment)), axes_(std::move(axes)) {
   // Cartesian product, the first declared axis varying slowest.
-  std::size_t total = 1;
-  for (const Axis& a : axes_) total *= a.values.size();
+  const std::size_t total = checked_grid_size(axes_);
   points_.reserve(total);
   std::vector<std::size_t> digit(axes_.size(), 0);
   for (std::size_t i = 0; i < total; ++i) {

@@ -41,6 +41,13 @@ struct Point {
 
 std::string point_id(const std::string& experiment, const std::vector<std::pair<std::string, Value>>& values);
 
+// The most points one run may have: every point is held in memory (about 0.5 kB each) before any runs.
+inline constexpr std::size_t kMaxGridPoints = 1'000'000;
+
+// The number of points of the axes' product, from their sizes alone (nothing is built, no product
+// wraps). Throws BadInput naming the axes when it is above kMaxGridPoints.
+std::size_t checked_grid_size(const std::vector<Axis>& axes);
+
 class Grid {
 public:
   Grid(std::string experiment, std::vector<Axis> axes);

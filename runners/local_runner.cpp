@@ -218,6 +218,10 @@ RunPlan plan_run(const Experiment& experiment, const Grid& grid, const RunOption
     plan.early_exit = kDone;
     return plan;
   }
+  std::error_code exists_ec;
+  if (!merged && fs::exists(fs::symlink_status(options.out, exists_ec)) && !options.overwrite && !options.status)
+    throw BadInput("--out: '" + options.out + "' exists and is not a sharp result file; choose another --out, "
+                   "or pass --overwrite to replace it");
   if (merged && !options.overwrite && !options.status)
     throw BadInput("--out: '" + options.out + "' holds another configuration (fingerprint " + *merged +
                    ", this run " + grid.fingerprint() + "); choose another --out, or pass --overwrite to replace it");

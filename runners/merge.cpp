@@ -145,6 +145,7 @@ std::optional<std::string> complete_result_fingerprint(const std::string& path, 
   const h5::Group& root = f.root();
   const std::string schema = root.has_attr("schema") ? root.attr_string("schema") : "?";
   const std::string exp = root.has_attr("experiment") ? root.attr_string("experiment") : "?";
+  if (schema == "?" || exp == "?") return std::nullopt;  // not a sharp result: the caller refuses it
   if (schema != kSchema || exp != experiment)
     throw BadInput("--out: '" + path + "' is a result of experiment '" + exp + "' (schema " + schema +
                    "), not of '" + experiment + "'; choose another --out");

@@ -12,8 +12,9 @@ namespace sharp::runner {
 void merge_points(const Experiment& experiment, const Grid& grid, const RunOptions& options,
                   const std::string& parts_dir, int mpi_size);
 
-// The fingerprint of a complete result file of this experiment; nullopt when the file is missing
-// or incomplete. Throws BadInput when the file is complete but of another schema or experiment.
+// The fingerprint of a complete result file of this experiment; nullopt when the file is missing,
+// incomplete or not a sharp result at all (the runner refuses to replace such a file without
+// --overwrite). Throws BadInput when the file is a sharp result of another schema or experiment.
 std::optional<std::string> complete_result_fingerprint(const std::string& path, const std::string& experiment);
 
 }  // namespace sharp::runner

@@ -18,6 +18,9 @@ namespace fs = std::filesystem;
 namespace sharp::runner {
 namespace {
 
+constexpr int kMaxShards = 100'000;            // more shards than that is a typo, not a cluster job
+constexpr std::size_t kMaxOutputName = 200;    // bytes of --out's file name (255 with every suffix)
+
 ParamSpec seed_param() {
   ParamSpec p = integer_param("seed", "1", "base seed(s); a list is a grid axis (replicates)", 0);
   return p;
@@ -41,11 +44,12 @@ std::string wrap(const std::string& text, std::size_t indent, std::size_t width)
 std::string make_help(const Experiment& e, const std::vector<ParamSpec>& params) {
   std::ostringstream h;
   h << "usage: sharp-" << e.name() << " [PARAMETERS] [OPTIONS]\n\n" << wrap(e.summary(), 0, 78) << "\n\n";
-  h << "Parameters (a list or a range 2^a..2^b forms a grid axis; the grid is their Cartesian product):\n";
+  h << "Parameters (a list or a range 2^a..2^b forms a grid axis; the grid is their Cartesian product,\n"
+    << "at most " << kMaxGridPoints << " points):\n";
   auto row = [&](const std::string& flag, const std::string& text) {
     std::string left = "  " + flag;
-    if (left.size() < 24) left += std::string(24 - left.size(), ' ');
-    else left += "\n" + std::string(24, ' ');
+    if (left.size() < 24) left.append(24 - left.size(), ' ');
+    else left.append(1, '\n').append(24, ' ');
     h << left << wrap(text, 24, 78) << "\n";
   };
   for (const ParamSpec& p : params) {
@@ -58,7 +62,7 @@ std::string make_help(const Experiment& e, const std::vector<ParamSpec>& params)
   row("--config FILE", "read parameters and options from a config file ('n = 2^4..2^10', one per line; '#' starts a comment at the start of a line or after a blank; flags on the command line win)");
   row("--out PATH.h5", "merged result file [default results/" + e.name() + ".h5]; finished points go to PATH.h5.parts/");
   row("--threads N", "OpenMP threads of this process [default: all cores]; never changes the data");
-  row("--shard I/N", "run shard I of N (I from 0; for Slurm arrays) and never merge");
+  row("--shard I/N", "run shard I of N (I from 0, N at most " + std::to_string(kMaxShards) + "; for Slurm arrays) and never merge");
   row("--merge-only", "merge finished point files into PATH.h5 and stop");
   row("--status", "list complete and missing points and stop (exit 0 only when all are complete)");
   row("--dry-run", "print the expanded grid and stop");
@@ -89,6 +93,8 @@ Shard parse_shard(const std::string& s) {
   if (r1.ec != std::errc() || r1.ptr != s.data() + slash || r2.ec != std::errc() ||
       r2.ptr != s.data() + s.size() || sh.count < 1 || sh.index < 0 || sh.index >= sh.count)
     bad();
+  if (sh.count > kMaxShards)
+    throw BadInput("--shard: " + s + " has more shards than the maximum " + std::to_string(kMaxShards));
   return sh;
 }
 
@@ -108,6 +114,16 @@ void check_output_path(const std::string& out) {
   fs::path p = fs::absolute(out);
   std::error_code ec;
   if (fs::is_directory(p, ec)) throw BadInput("--out: '" + out + "' is a directory (allowed: a file PATH.h5)");
+  // Beside PATH.h5 go PATH.h5.parts/, PATH.h5.parts.deleting/, PATH.h5.shard-I-of-N.lock and
+  // temporaries PATH.h5.tmp.<pid>.<n>: all must fit the file system's 255-byte names.
+  if (p.filename().string().size() > kMaxOutputName)
+    throw BadInput("--out: the file name '" + p.filename().string().substr(0, 40) + "...' has " +
+                   std::to_string(p.filename().string().size()) + " bytes (allowed: at most " +
+                   std::to_string(kMaxOutputName) + ")");
+  const fs::path parts = p.string() + ".parts";
+  if (fs::exists(fs::symlink_status(parts, ec)) && !fs::is_directory(parts, ec))
+    throw BadInput("--out: '" + parts.string() + "' exists and is not a directory (the parts of " + out +
+                   " go there); move it away or choose another --out");
   fs::path dir = p.parent_path();
   while (!dir.empty() && !fs::exists(dir, ec)) dir = dir.parent_path();
   if (!fs::is_directory(dir, ec))
@@ -122,12 +138,62 @@ void check_output_path(const std::string& out) {
   fs::remove(probe, ec);
 }
 
+// Words that belong to no flag ("sharp-bounds --n 16 32", "sharp-bounds stray") would be dropped by
+// the parser: refused instead, with how a list is written when the word follows a flag's value.
+void refuse_stray_words(const po::parsed_options& parsed, const std::string& experiment) {
+  const po::option* previous = nullptr;
+  for (const po::option& o : parsed.options) {
+    if (o.position_key < 0 && !o.string_key.empty()) {
+      previous = &o;
+      continue;
+    }
+    const std::string word = o.value.empty() ? std::string() : o.value.front();
+    std::string hint = "; every value belongs to a flag (see sharp-" + experiment + " --help)";
+    if (previous && !previous->value.empty())
+      hint = "; a list is written with commas and no blanks: --" + previous->string_key + " " +
+             previous->value.front() + "," + word;
+    throw BadInput("unexpected word '" + word + "' on the command line" + hint);
+  }
+}
+
+// The whole config file as text: a regular file (or a pipe) of at most 1 MiB, without NUL bytes and
+// valid UTF-8. A directory, /dev/zero or a binary file is bad input, not an empty config.
+std::string read_config_text(const std::string& file) {
+  const std::string what = "--config: cannot read '" + file + "'";
+  std::error_code ec;
+  const fs::file_status st = fs::status(file, ec);
+  if (ec || !fs::exists(st))
+    throw BadInput(what + " (allowed: a readable config file, 'key = value' per line)");
+  if (!fs::is_regular_file(st) && st.type() != fs::file_type::fifo)
+    throw BadInput("--config: '" + file + "' is not a regular file (allowed: a text file, 'key = value' per line)");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw BadInput(what + " (allowed: a readable config file, 'key = value' per line)");
+  constexpr std::size_t kMaxConfigBytes = 1 << 20;
+  std::string text(kMaxConfigBytes + 1, '\0');
+  in.read(text.data(), std::streamsize(text.size()));
+  if (in.bad()) throw BadInput(what);
+  text.resize(std::size_t(in.gcount()));
+  if (text.size() > kMaxConfigBytes) throw BadInput("--config: '" + file + "' is larger than 1 MiB (allowed: a text file)");
+  std::size_t line = 1;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') ++line;
+    std::size_t extra = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : 9;
+    bool ok = c != 0 && extra != 9 && i + extra < text.size();
+    for (std::size_t k = 1; ok && k <= extra; ++k) ok = (static_cast<unsigned char>(text[i + k]) >> 6) == 0x2;
+    if (!ok)
+      throw BadInput("--config: '" + file + "' is not a text file (byte " + std::to_string(i) + ", line " +
+                     std::to_string(line) + ", is " + (c == 0 ? "NUL" : "not UTF-8") + ")");
+    i += extra;
+  }
+  return text;
+}
+
 // A config file: "key = value" per line (key as the flag without dashes; '_' and '-' alike), blank
 // lines, and comments from a '#' at the start of a line or after a blank, so that a value may hold
 // '#' (FILE.h5#ID). Boost's own reader cuts every line at the first '#', hence this one.
 po::parsed_options read_config_file(const std::string& file, const po::options_description& desc) {
-  std::ifstream in(file);
-  if (!in) throw BadInput("--config: cannot read '" + file + "' (allowed: a readable config file, 'key = value' per line)");
+  std::istringstream in(read_config_text(file));
   po::parsed_options parsed(&desc);
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
@@ -187,9 +253,10 @@ Invocation parse_command_line(const Experiment& experiment, int argc, const char
   Invocation inv;
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv).options(desc).style(
-                  po::command_line_style::unix_style & ~po::command_line_style::allow_guessing).run(),
-              vm);
+    const po::parsed_options parsed = po::command_line_parser(argc, argv).options(desc).style(
+        po::command_line_style::unix_style & ~po::command_line_style::allow_guessing).run();
+    refuse_stray_words(parsed, experiment.name());
+    po::store(parsed, vm);
     if (vm.count("config")) po::store(read_config_file(vm["config"].as<std::string>(), desc), vm);  // command line wins
   } catch (const po::unknown_option& e) {
     throw BadInput("unknown flag '" + e.get_option_name() + "' (see sharp-" + experiment.name() + " --help)");
@@ -229,8 +296,8 @@ Invocation parse_command_line(const Experiment& experiment, int argc, const char
     const std::string text = vm.count(key) ? vm[key].as<std::string>() : p.default_value;
     axes.push_back(Axis{p, parse_values(p, text)});
   }
+  checked_grid_size(axes);  // from the axis sizes, before a single point is built
   Grid grid(experiment.name(), std::move(axes));
-  if (grid.size() > 50'000'000) throw BadInput("the grid has " + std::to_string(grid.size()) + " points (allowed: at most 5e7)");
   for (const Point& pt : grid.points()) experiment.validate(pt);
   if (!o.dry_run) check_output_path(o.out);
   inv.grid.emplace(std::move(grid));

@@ -1,6 +1,8 @@
 #include "runners/param_spec.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <stdexcept>
 
 namespace sharp::runner {
 namespace {
@@ -20,6 +22,42 @@ std::string ParamSpec::flag() const {
   std::string f = "--" + name;
   std::replace(f.begin() + 2, f.end(), '_', '-');
   return f;
+}
+
+namespace {
+
+// A maximum as people write it: 2^30 rather than 1073741824.
+std::string maximum_text(const Value& v) {
+  if (const auto* i = std::get_if<std::int64_t>(&v); i && *i >= 1024 && std::has_single_bit(std::uint64_t(*i)))
+  {
+    std::string power = "2^";
+    power += std::to_string(std::countr_zero(std::uint64_t(*i)));
+    return power;
+  }
+  return canonical(v);
+}
+
+bool above(const Value& v, const Value& maximum) {
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return *i > std::get<std::int64_t>(maximum);
+  if (const auto* d = std::get_if<double>(&v)) return *d > std::get<double>(maximum);
+  return false;
+}
+
+}  // namespace
+
+ParamSpec ParamSpec::at_most(Value maximum) const {
+  if (type == ParamType::Text || (type == ParamType::Integer) != std::holds_alternative<std::int64_t>(maximum))
+    throw std::logic_error("parameter " + name + ": a maximum must have the parameter's numeric type");
+  ParamSpec p = *this;
+  const std::string text = maximum_text(maximum);
+  p.allowed += ", at most " + text;
+  p.check = [previous = check, maximum, text](const Value& v) -> std::optional<std::string> {
+    if (previous)
+      if (auto err = previous(v)) return err;
+    if (above(v, maximum)) return "is above the maximum " + text;
+    return std::nullopt;
+  };
+  return p;
 }
 
 ParamSpec integer_param(std::string name, std::string default_value, std::string help,

@@ -36,6 +36,12 @@ struct ParamSpec {
   std::function<std::vector<std::string>(const std::string& item)> expand;
 
   std::string flag() const;   // "--d-model"
+
+  // The declared maximum (docs/architecture.md#errors-and-exit-codes): a value above it is bad input,
+  // exit 2 before anything runs, and --help shows it in `allowed`. Every parameter that sets a run's
+  // time or memory (sizes, counts, search ranges) declares one:
+  //   integer_param("n", "16", "items", 1).at_most(std::int64_t{1} << 30)
+  ParamSpec at_most(Value maximum) const;
 };
 
 // Builders with the usual ranges; the `allowed` text is derived from the bound.

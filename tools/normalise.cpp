@@ -181,7 +181,13 @@ int main(int argc, char** argv) {
       ("help", "this help");
   try {
     po::variables_map vm;
-    po::store(po::command_line_parser(argc, argv).options(options).run(), vm);
+    const po::parsed_options parsed = po::command_line_parser(argc, argv).options(options).run();
+    // A word that belongs to no flag ("... softmax logits.txt") would be dropped and stdin read.
+    for (const po::option& o : parsed.options)
+      if (o.position_key >= 0 || o.string_key.empty())
+        throw BadInput("unexpected word '" + (o.value.empty() ? std::string() : o.value.front()) +
+                       "' on the command line (an input file is given with --input FILE)");
+    po::store(parsed, vm);
     if (vm.count("help")) {
       std::cout << options << "\n";
       return 0;
