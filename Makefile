@@ -13,12 +13,16 @@ all: build
 deps:
 	@bash scripts/deps.sh
 
+# Missing packages are named in one line that says to run `make deps`, before CMake stops on the
+# first of them with "could not find xtl" (scripts/deps.sh --check: one dpkg-query call).
 $(BUILD)/CMakeCache.txt:
+	@bash scripts/deps.sh --check
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
 
 configure: $(BUILD)/CMakeCache.txt
 
 build: configure
+	@bash scripts/deps.sh --check
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: deps

@@ -1,7 +1,20 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the suite needs, only those missing, and says which.
 # Idempotent: a second run prints "all N packages present" and installs nothing.
+#   bash scripts/deps.sh           install what is missing (make deps)
+#   bash scripts/deps.sh --check   install nothing: exit 0 when all are present, else print one line
+#                                  naming the missing ones and saying to run `make deps`, exit 1
+#                                  (make and make configure run this before CMake, whose own message
+#                                  would be "could not find xtl" and the like)
+# SHARP_DEPS_INSTALLED=FILE replaces the dpkg database by FILE, one installed package a line (the
+# test of the hint uses it to simulate a machine that lacks a package).
 set -euo pipefail
+check_only=0
+case "${1:-}" in
+  --check) check_only=1 ;;
+  "") ;;
+  *) echo "deps.sh: unknown argument '$1' (allowed: --check)" >&2; exit 2 ;;
+esac
 packages=(
   build-essential cmake pkg-config
   libxtensor-dev libxsimd-dev xtl-dev libxtensor-blas-dev libopenblas-openmp-dev liblapack-dev
@@ -11,13 +24,31 @@ packages=(
   python3-h5py python3-numpy python3-matplotlib python3-scipy python3-pytest
   slurm-wlm munge
 )
+# The installed packages among ours, one name a line (one dpkg-query call: make runs this every time).
+installed_packages() {
+  if [ -n "${SHARP_DEPS_INSTALLED:-}" ]; then
+    cat "$SHARP_DEPS_INSTALLED"
+  else
+    dpkg-query -W -f='${Package} ${Status}\n' "${packages[@]}" 2>/dev/null |
+      awk '$NF == "installed" && $(NF-1) == "ok" {print $1}' || true
+  fi
+}
+if [ $check_only -eq 1 ] && [ -z "${SHARP_DEPS_INSTALLED:-}" ] && ! command -v dpkg-query >/dev/null; then
+  exit 0  # not a Debian machine: nothing to check against, let CMake speak
+fi
+declare -A present=()
+while read -r p; do [ -n "$p" ] && present[$p]=1; done < <(installed_packages)
 missing=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  [ -n "${present[$p]:-}" ] || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "deps: all ${#packages[@]} packages present"
+  [ $check_only -eq 1 ] || echo "deps: all ${#packages[@]} packages present"
   exit 0
+fi
+if [ $check_only -eq 1 ]; then
+  echo "sharp: missing Debian package(s) ${missing[*]}: run \`make deps\` (as root or with sudo) to install them" >&2
+  exit 1
 fi
 echo "deps: installing ${#missing[@]} missing package(s): ${missing[*]}"
 SUDO=""
