@@ -279,7 +279,12 @@ void merge_softmax_stats(SoftmaxRowStats& acc, const SoftmaxRowStats& later, dou
   const double shift = std::max(acc.shift, later.shift);
   const double da = beta * (acc.shift - shift), db = beta * (later.shift - shift);
   const double fa = sharp::simd::exp(da), fb = sharp::simd::exp(db);
-  const double weighted = fa * (acc.weighted + da * acc.sum) + fb * (later.weighted + db * later.sum);
+  // A part whose factor underflows to 0 (its shift lies > 745/beta below, e.g. blocks 1e300 apart)
+  // adds exactly 0; computed, d * sum could overflow (-1e300 x e^500) and 0 * -inf is NaN.
+  auto rescaled = [](double f, double weighted, double d, double sum) {
+    return f == 0.0 ? 0.0 : f * (weighted + d * sum);
+  };
+  const double weighted = rescaled(fa, acc.weighted, da, acc.sum) + rescaled(fb, later.weighted, db, later.sum);
   acc.sum = fa * acc.sum + fb * later.sum;
   acc.weighted = weighted;
   acc.shift = shift;
