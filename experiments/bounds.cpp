@@ -34,6 +34,20 @@ public:
         runner::integer_param("trials", "4", "independent rows per point", 1).at_most(std::int64_t{10000}),
     };
   }
+  std::vector<runner::OutputSpec> outputs() const override {
+    return {
+        runner::metric_real("alpha_max", "probability", "largest softmax coefficient over the trials"),
+        runner::metric_real("alpha_min", "probability", "smallest softmax coefficient over the trials"),
+        runner::metric_real("entropy", "nats", "entropy of the softmax row, mean over the trials"),
+        runner::metric_integer("violations", "coefficients",
+                               "coefficients outside [bound_lower, bound_upper] (relative slack 1e-12); must be 0"),
+        runner::metric_real("bound_upper", "probability", "the lemma's upper bound exp(spread/theta)/n"),
+        runner::metric_real("bound_lower", "probability", "the lemma's lower bound exp(-spread/theta)/n"),
+        runner::metric_real("worst_case_alpha_max", "probability",
+                            "largest possible coefficient 1/(1+(n-1)exp(-spread/theta)) (one logit at M, the rest at m)"),
+        runner::metric_real("n_alpha_max", "", "n * alpha_max: 1 for a uniform row, bounded by exp(spread/theta)"),
+    };
+  }
   // The draws depend on n and the law only, so every (spread, theta) sees the same rows.
   std::vector<runner::StreamSpec> streams() const override { return {{"logits", {"n", "logits"}}}; }
   void validate(const Point& p) const override {
@@ -60,7 +74,7 @@ public:
     const std::uint64_t key = ctx.stream_key("logits");
 
     // Running state over trials; checkpointed between trials for long points.
-    Record state;
+    runner::CheckpointState state;
     state.set_count("trials_done", 0);
     state.set("alpha_max", 0.0);
     state.set("alpha_min", INFINITY);

@@ -32,6 +32,18 @@ public:
         runner::integer_param("beta_steps", "32", "points of the beta grid", 2).at_most(std::int64_t{1} << 16),
     };
   }
+  std::vector<runner::OutputSpec> outputs() const override {
+    return {
+        runner::metric_integer("monotone", "0 or 1", "1 when the entropy strictly decreases along the beta grid"),
+        runner::metric_real("max_rel_error", "",
+                            "largest relative gap between the closed form dH/dbeta and the finite difference"),
+        runner::array_real("beta", {"beta_steps"}, "1/logit units", "the inverse temperatures, beta_min to beta_max"),
+        runner::array_real("entropy", {"beta_steps"}, "nats", "entropy of softmax(beta e) at each beta"),
+        runner::array_real("dH_dbeta", {"beta_steps"}, "nats per unit beta", "closed form -beta Var_p(e)"),
+        runner::array_real("dH_dbeta_fd", {"beta_steps"}, "nats per unit beta",
+                           "five-point central finite difference of the entropy"),
+    };
+  }
   std::vector<runner::StreamSpec> streams() const override { return {{"logits", {"n", "logits"}}}; }
   void validate(const Point& p) const override {
     if (!(p.real("beta_max") > p.real("beta_min")))

@@ -77,6 +77,28 @@ public:
         runner::integer_param("map_items", "16", "highest-priority items per attention map", 1).at_most(std::int64_t{1024}),
     };
   }
+  std::vector<runner::OutputSpec> outputs() const override {
+    using runner::array_integer, runner::array_real, runner::metric_integer, runner::metric_real;
+    return {
+        metric_integer("train_n", "items", "set size the model was trained on"),
+        metric_integer("train_seed", "", "seed of the model's training"),
+        metric_real("accuracy.<normaliser>", "fraction", "accuracy over the samples"),
+        metric_real("ci_low.<normaliser>", "fraction", "lower end of the Wilson 95% interval of the accuracy"),
+        metric_real("ci_high.<normaliser>", "fraction", "upper end of the Wilson 95% interval of the accuracy"),
+        metric_integer("correct.<normaliser>", "sets", "correctly classified samples"),
+        metric_real("entropy.<normaliser>", "nats", "head entropy, mean over the samples"),
+        metric_real("weight_on_max.<normaliser>", "probability", "head weight on the true maximum, mean over the samples"),
+        metric_real("beta.<normaliser>", "", "inverse temperature the head used, mean over the samples (1 for plain softmax)"),
+        array_integer("labels", {"samples"}, "class", "true class of each sample"),
+        array_integer("correct.<normaliser>", {"samples"}, "0 or 1", "1 when the sample is classified correctly (for McNemar)"),
+        array_real("entropy.<normaliser>", {"samples"}, "nats", "head entropy of each sample"),
+        array_real("beta.<normaliser>", {"samples"}, "", "inverse temperature of each sample"),
+        array_real("weight_on_max.<normaliser>", {"samples"}, "probability", "head weight on the true maximum of each sample"),
+        array_real("map.<normaliser>", {"*", "*"}, "probability",
+                   "attention maps [min(map_samples, samples), min(map_items, n)]: weights on the highest-priority "
+                   "items, by decreasing priority"),
+    };
+  }
   // The sets depend on the seed and n only: every checkpoint and normaliser sees the same samples.
   std::vector<runner::StreamSpec> streams() const override { return {{"sets", {"n"}}}; }
   // Repeats in another spelling (softmax and softmax:beta=1) are one normaliser twice.
@@ -121,7 +143,7 @@ public:
       done.append(evaluator.evaluate_set(ctx.stream_key("sets"), first, count, n, map_samples, map_items,
                                          ctx.threads()));
       if (done.count() < samples && ctx.checkpoint_due()) {
-        Record state;
+        runner::CheckpointState state;
         done.save(state);
         ctx.save_checkpoint(state);
       }
@@ -129,7 +151,6 @@ public:
 
     Record r;
     done.save(r);
-    r.metrics.clear();
     r.set_count("train_n", model.train_n);
     r.set_count("train_seed", model.seed);
     for (std::size_t k = 0; k < named.size(); ++k) {
@@ -144,7 +165,7 @@ public:
       r.set("entropy." + x, mean(done.entropy[k]));
       r.set("weight_on_max." + x, mean(done.weight[k]));
       r.set("beta." + x, mean(done.beta[k]));
-      if (map_samples > 0) r.arrays["map." + x].shape = {map_samples, map_items};
+      r.arrays["map." + x].shape = {map_samples, map_items};
     }
     return r;
   }
@@ -157,8 +178,9 @@ private:
     return v.empty() ? 0.0 : sum / double(v.size());
   }
 
-  // Per-sample outcomes of the samples evaluated so far, per normaliser k; stored in a Record as
-  // labels, correct.X, entropy.X, beta.X, weight_on_max.X and map.X (flat until the final reshape).
+  // Per-sample outcomes of the samples evaluated so far, per normaliser k; stored (in the record and
+  // in a checkpoint) as labels, correct.X, entropy.X, beta.X, weight_on_max.X and map.X (flat until
+  // the final reshape).
   struct PerSample {
     std::vector<std::string> names;
     std::vector<std::int64_t> labels;
@@ -183,9 +205,8 @@ private:
         }
       }
     }
-    void save(Record& r) const {
+    void save(runner::NamedValues& r) const {
       r.set_array("labels", labels);
-      r.set_count("samples_done", std::int64_t(count()));
       for (std::size_t k = 0; k < names.size(); ++k) {
         const std::string& x = names[k];
         r.set_array("correct." + x, correct[k]);
@@ -195,11 +216,11 @@ private:
         r.set_array("map." + x, map[k]);
       }
     }
-    void load(const Record& r) {
-      labels = std::get<std::vector<std::int64_t>>(r.arrays.at("labels").data);
+    void load(const runner::CheckpointState& r) {
+      labels = r.counts("labels");
       for (std::size_t k = 0; k < names.size(); ++k) {
         const std::string& x = names[k];
-        correct[k] = std::get<std::vector<std::int64_t>>(r.arrays.at("correct." + x).data);
+        correct[k] = r.counts("correct." + x);
         entropy[k] = r.reals("entropy." + x);
         beta[k] = r.reals("beta." + x);
         weight[k] = r.reals("weight_on_max." + x);

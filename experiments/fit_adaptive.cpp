@@ -54,6 +54,36 @@ public:
         runner::integer_param("bins", "16", "equal-count entropy bins of the binned protocol", 5).at_most(std::int64_t{1024}),
     };
   }
+  std::vector<runner::OutputSpec> outputs() const override {
+    using runner::array_integer, runner::array_real, runner::metric_integer, runner::metric_real;
+    std::vector<runner::OutputSpec> out;
+    for (const char* c : kCoefficientNames)
+      out.push_back(metric_real(c, "", std::string("coefficient of H^") + c[1] + " of the per-set fit beta*(H)"));
+    for (const char* c : kCoefficientNames)
+      out.push_back(metric_real(std::string("binned_") + c, "", std::string("coefficient of H^") + c[1] + " of the binned fit"));
+    out.push_back(metric_real("rms_fit", "", "root-mean-square gap between our per-set fit and beta*"));
+    out.push_back(metric_real("rms_paper", "", "root-mean-square gap between the paper's polynomial and beta*"));
+    out.push_back(metric_real("mean_log_p.one", "nats", "mean ln p(correct) with beta = 1"));
+    out.push_back(metric_real("mean_log_p.paper", "nats", "mean ln p(correct) with the paper's adaptive beta(H) (gate and clamp)"));
+    out.push_back(metric_real("mean_log_p.fit", "nats", "mean ln p(correct) with our per-set fit, clamped to [1, beta_max]"));
+    out.push_back(metric_real("mean_log_p.binned", "nats", "mean ln p(correct) with the binned fit, clamped to [1, beta_max]"));
+    out.push_back(metric_integer("pairs", "sets", "(size, set) pairs of the point: samples x number of sizes"));
+    const std::vector<std::string> pairs = {"*"};
+    out.push_back(array_real("n", pairs, "items", "set size of each pair"));
+    out.push_back(array_real("entropy", pairs, "nats", "head entropy H at beta = 1"));
+    out.push_back(array_real("beta_star", pairs, "", "the beta in [1, beta_max] maximising p(correct)"));
+    out.push_back(array_real("p_star", pairs, "probability", "p(correct) at beta*"));
+    out.push_back(array_real("p_one", pairs, "probability", "p(correct) at beta = 1"));
+    out.push_back(array_real("fit_beta", pairs, "", "our per-set fit at H"));
+    out.push_back(array_real("paper_beta", pairs, "", "the paper's polynomial at H"));
+    out.push_back(array_real("coefficients", {"5"}, "", "our per-set fit, highest degree first"));
+    out.push_back(array_real("bin_entropy", {"bins"}, "nats", "mean H of each entropy bin"));
+    out.push_back(array_real("bin_beta", {"bins"}, "", "the beta maximising each bin's mean ln p(correct)"));
+    out.push_back(array_real("bin_gain", {"bins"}, "nats", "each bin's gain in mean ln p(correct) over beta = 1"));
+    out.push_back(array_integer("bin_count", {"bins"}, "sets", "sets in each bin"));
+    out.push_back(array_real("coefficients_binned", {"5"}, "", "the binned fit, highest degree first"));
+    return out;
+  }
   std::vector<runner::StreamSpec> streams() const override { return {{"sets", {}}}; }
   void validate(const Point& p) const override {
     const std::int64_t lo = p.integer("n_min"), hi = p.integer("n_max");

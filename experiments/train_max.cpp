@@ -33,13 +33,10 @@ void narrow_into(const std::vector<double>& from, std::vector<float>& to, const 
   for (std::size_t i = 0; i < from.size(); ++i) to[i] = float(from[i]);   // exact: written from floats
 }
 
-const std::vector<std::int64_t>& ints(const Record& r, const std::string& name) {
-  return std::get<std::vector<std::int64_t>>(r.arrays.at(name).data);
-}
-
 // The training curve: one entry every eval_every steps and at the last step. Train loss, accuracy
 // and gradient norm are means over the steps since the previous entry; eval figures are on the
-// fixed evaluation set.
+// fixed evaluation set. The curve is an output (curve_<name> arrays); the running sums of the
+// current window are checkpoint state only.
 struct Curve {
   std::vector<std::int64_t> step;
   std::vector<double> train_loss, train_accuracy, grad_norm, lr, eval_loss, eval_accuracy;
@@ -47,33 +44,50 @@ struct Curve {
   double window_loss = 0.0, window_grad_norm = 0.0;
   std::int64_t window_correct = 0, window_steps = 0;
 
-  static constexpr const char* kReals[] = {"train_loss", "train_accuracy", "grad_norm", "lr", "eval_loss",
-                                           "eval_accuracy"};
-  std::vector<double>* reals(const std::string& name) {
-    if (name == "train_loss") return &train_loss;
-    if (name == "train_accuracy") return &train_accuracy;
-    if (name == "grad_norm") return &grad_norm;
-    if (name == "lr") return &lr;
-    if (name == "eval_loss") return &eval_loss;
-    return &eval_accuracy;
-  }
-  void save(Record& r) {
+  // The real-valued series by name: curve_<name> in the record and the checkpoint.
+  struct Series {
+    const char* name;
+    std::vector<double> Curve::*values;
+    const char* unit;
+    const char* meaning;
+  };
+  static constexpr Series kSeries[] = {
+      {"train_loss", &Curve::train_loss, "nats", "mean training batch loss since the previous entry"},
+      {"train_accuracy", &Curve::train_accuracy, "fraction", "mean training batch accuracy since the previous entry"},
+      {"grad_norm", &Curve::grad_norm, "", "mean global gradient norm since the previous entry"},
+      {"lr", &Curve::lr, "", "learning rate of the entry's step"},
+      {"eval_loss", &Curve::eval_loss, "nats", "mean cross-entropy on the fixed evaluation sets"},
+      {"eval_accuracy", &Curve::eval_accuracy, "fraction", "accuracy on the fixed evaluation sets"},
+  };
+
+  void save_series(runner::NamedValues& r) const {
     r.set_array("curve_step", step);
-    for (const char* name : kReals) r.set_array(std::string("curve_") + name, *reals(name));
-    r.set("window_loss", window_loss);
-    r.set("window_grad_norm", window_grad_norm);
-    r.set_count("window_correct", window_correct);
-    r.set_count("window_steps", window_steps);
+    for (const Series& s : kSeries) r.set_array(std::string("curve_") + s.name, this->*s.values);
   }
-  void load(const Record& r) {
-    step = ints(r, "curve_step");
-    for (const char* name : kReals) *reals(name) = r.reals(std::string("curve_") + name);
-    window_loss = r.real("window_loss");
-    window_grad_norm = r.real("window_grad_norm");
-    window_correct = r.count("window_correct");
-    window_steps = r.count("window_steps");
+  void save_state(runner::CheckpointState& state) const {
+    save_series(state);
+    state.set("window_loss", window_loss);
+    state.set("window_grad_norm", window_grad_norm);
+    state.set_count("window_correct", window_correct);
+    state.set_count("window_steps", window_steps);
+  }
+  void load_state(const runner::CheckpointState& state) {
+    step = state.counts("curve_step");
+    for (const Series& s : kSeries) this->*s.values = state.reals(std::string("curve_") + s.name);
+    window_loss = state.real("window_loss");
+    window_grad_norm = state.real("window_grad_norm");
+    window_correct = state.count("window_correct");
+    window_steps = state.count("window_steps");
   }
 };
+
+// The names of the model's weight tensors for a point (param.<tensor> outputs).
+std::vector<std::string> tensor_names(const Point& p) {
+  std::vector<std::string> names;
+  const auto layout = max_retrieval::make_model_layout({std::size_t(p.integer("width")), std::size_t(p.integer("depth"))});
+  for (const nn::TensorInfo& t : layout.params.tensors()) names.push_back(t.name);
+  return names;
+}
 
 }  // namespace
 
@@ -108,6 +122,31 @@ public:
         runner::integer_param("eval_every", "250", "steps between points of the training curve", 1).at_most(std::int64_t{10000000}),
         runner::integer_param("eval_samples", "4096", "fresh sets of train_n items for the accuracy", 1).at_most(std::int64_t{1} << 20),
     };
+  }
+  std::vector<runner::OutputSpec> outputs() const override {
+    using runner::array_integer, runner::array_real, runner::metric_integer, runner::metric_real;
+    std::vector<runner::OutputSpec> out = {
+        metric_real("accuracy", "fraction", "in-distribution accuracy on eval_samples fresh sets of train_n items (last curve entry)"),
+        metric_real("eval_loss", "nats", "mean cross-entropy on the same sets"),
+        metric_integer("correct", "sets", "correctly classified evaluation sets"),
+        metric_real("final_train_loss", "nats", "mean training batch loss of the last curve window"),
+        metric_integer("parameters", "weights", "number of trained weights"),
+        metric_integer("first_step_98", "steps", "first curve step with eval accuracy >= 0.98 (-1: none)"),
+        metric_integer("stable_step_98", "steps", "first curve step from which every later entry stays >= 0.98 (-1: none)"),
+        array_integer("curve_step", {"*"}, "steps", "step of each curve entry (every eval_every steps and the last)"),
+    };
+    for (const Curve::Series& s : Curve::kSeries)
+      out.push_back(array_real(std::string("curve_") + s.name, {"*"}, s.unit, std::string(s.meaning) + ", per curve entry"));
+    out.push_back(array_real("step_loss", {"steps"}, "nats", "training batch loss of every step"));
+    out.push_back(array_real("step_accuracy", {"steps"}, "fraction", "training batch accuracy of every step"));
+    out.push_back(array_integer("model_shape", {"5"}, "",
+                                "the model for sharp-eval-max: [item features, width, depth, head dimension d, classes]"));
+    runner::OutputSpec param = array_real("param.<tensor>", {"..."}, "",
+                                          "final weights of one tensor (float32 values stored as float64), in its own shape");
+    param.items = tensor_names;
+    param.items_help = "one per weight tensor of the model, e.g. param.psi.0.weight [width, 11]";
+    out.push_back(param);
+    return out;
   }
   // Training data depend on the seed and the set size only (so hyperparameter sweeps see the same
   // data); the initial weights on the seed and the shapes; the evaluation sets on seed and set size.
@@ -156,7 +195,7 @@ public:
       narrow_into(saved->reals("adam_m"), trainer.optimizer().m(), "adam_m");
       narrow_into(saved->reals("adam_v"), trainer.optimizer().v(), "adam_v");
       trainer.optimizer().set_steps(saved->count("step"));
-      curve.load(*saved);
+      curve.load_state(*saved);
       step_loss = saved->reals("step_loss");
       step_accuracy = saved->reals("step_accuracy");
     }
@@ -184,12 +223,12 @@ public:
         curve.window_correct = curve.window_steps = 0;
       }
       if (done < steps && ctx.checkpoint_due()) {
-        Record state;
+        runner::CheckpointState state;
         state.set_array("params", widen(trainer.params()));
         state.set_array("adam_m", widen(trainer.optimizer().m()));
         state.set_array("adam_v", widen(trainer.optimizer().v()));
         state.set_count("step", done);
-        curve.save(state);
+        curve.save_state(state);
         state.set_array("step_loss", step_loss);
         state.set_array("step_accuracy", step_accuracy);
         ctx.save_checkpoint(state);
@@ -214,11 +253,7 @@ public:
     }
     r.set_count("first_step_98", first98);
     r.set_count("stable_step_98", stable98);
-    curve.save(r);
-    r.metrics.erase("window_loss");
-    r.metrics.erase("window_grad_norm");
-    r.metrics.erase("window_correct");
-    r.metrics.erase("window_steps");
+    curve.save_series(r);
     r.set_array("step_loss", step_loss);
     r.set_array("step_accuracy", step_accuracy);
     // Model description for sharp-eval-max: [item features, width, depth, d, classes].

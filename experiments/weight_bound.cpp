@@ -31,6 +31,18 @@ public:
         runner::integer_param("trials", "200", "random instances per point", 1).at_most(std::int64_t{1000000}),
     };
   }
+  std::vector<runner::OutputSpec> outputs() const override {
+    return {
+        runner::metric_real("delta", "logit units", "measured logit spread max e - min e, mean over the trials"),
+        runner::metric_real("bound", "logit units", "the bound 2 smax(Q) smax(K) |y| max|x_i|, mean over the trials"),
+        runner::metric_real("ratio", "", "delta / bound, mean over the trials (tightness; at most 1)"),
+        runner::metric_real("ratio_max", "", "largest delta / bound over the trials"),
+        runner::metric_integer("violations", "trials", "trials with delta > bound (relative slack 1e-12); must be 0"),
+        runner::array_real("delta", {"trials"}, "logit units", "measured spread of each trial"),
+        runner::array_real("bound", {"trials"}, "logit units", "bound of each trial"),
+        runner::array_real("ratio", {"trials"}, "", "delta / bound of each trial"),
+    };
+  }
   // Standard normals shared across scales (common random numbers): weights depend on the shapes,
   // inputs on n and d_model.
   std::vector<runner::StreamSpec> streams() const override {

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "runners/checkpoint_state.hpp"
 #include "runners/grid.hpp"
+#include "runners/output_spec.hpp"
 #include "runners/param_spec.hpp"
 #include "runners/record.hpp"
 
@@ -26,8 +28,8 @@ public:
   // Checkpoints of long points (<id>.ckpt.h5 beside the part file, replaced atomically). A point
   // that supports them calls load_checkpoint() once at start and save_checkpoint() whenever
   // checkpoint_due() says so; the runner removes the checkpoint when the point completes.
-  virtual std::optional<Record> load_checkpoint() = 0;
-  virtual void save_checkpoint(const Record& state) = 0;
+  virtual std::optional<CheckpointState> load_checkpoint() = 0;
+  virtual void save_checkpoint(const CheckpointState& state) = 0;
   virtual bool checkpoint_due() const = 0;
 };
 
@@ -39,6 +41,9 @@ public:
   // One paragraph for --help: what is computed, citing its docs/science.md section.
   virtual std::string summary() const = 0;
   virtual std::vector<ParamSpec> parameters() const = 0;
+  // Every metric and array run() returns (docs/architecture.md#declared-outputs); the runner
+  // refuses a record with an undeclared, missing or mistyped output.
+  virtual std::vector<OutputSpec> outputs() const = 0;
   virtual std::vector<StreamSpec> streams() const { return {}; }
   // Checks across parameters (e.g. two-point logits need n >= 2): throw BadInput naming the flags.
   virtual void validate(const Point&) const {}

@@ -49,11 +49,11 @@ public:
       throw std::logic_error("experiment " + experiment_.name() + " uses undeclared random stream '" + stream + "'");
     return it->second;
   }
-  std::optional<Record> load_checkpoint() override {
+  std::optional<CheckpointState> load_checkpoint() override {
     std::lock_guard lock(h5_mutex());
     return read_checkpoint(ckpt_, point_.id);
   }
-  void save_checkpoint(const Record& state) override {
+  void save_checkpoint(const CheckpointState& state) override {
     std::lock_guard lock(h5_mutex());
     write_checkpoint(ckpt_, point_.id, state);
     last_save_ = std::chrono::steady_clock::now();
@@ -188,7 +188,8 @@ void execute_point(const Experiment& experiment, const Grid& grid, const Point& 
   // Fault injection for the failure tests: SHARP_INJECT_FAILURE=<point id> makes that point throw.
   if (const char* victim = std::getenv("SHARP_INJECT_FAILURE"); victim && point.id == victim)
     throw std::runtime_error("injected failure (SHARP_INJECT_FAILURE=" + point.id + ")");
-  const Record record = experiment.run(point, ctx);
+  const Record record = inject_output_fault(experiment.run(point, ctx));
+  check_record(experiment.name(), experiment.outputs(), point, record);
   timing.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   timing.peak_rss_bytes = peak_rss_bytes();
   timing.finished = utc_now_iso();

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/errors.hpp"
+#include "runners/describe.hpp"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -58,6 +59,23 @@ std::string make_help(const Experiment& e, const std::vector<ParamSpec>& params)
         p.help + (inside ? " (a list here is evaluated inside each point, not a grid axis)" : "") + " [default " +
             p.default_value + "; " + p.allowed + "]");
   }
+  for (OutputKind kind : {OutputKind::Metric, OutputKind::Array}) {
+    h << (kind == OutputKind::Metric ? "\nMetrics (columns /points/<name> of the result file, one value per point):\n"
+                                     : "\nArrays (/arrays/<point id>/<name>):\n");
+    for (const OutputSpec& o : e.outputs()) {
+      if (o.kind != kind) continue;
+      std::string text = o.type == OutputType::Real ? "real" : "integer";
+      if (kind == OutputKind::Array) {
+        text += " [";
+        for (std::size_t d = 0; d < o.shape.size(); ++d) text += (d ? ", " : "") + o.shape[d];
+        text += "]";
+      }
+      if (!o.unit.empty()) text += ", " + o.unit;
+      text += ": " + o.meaning;
+      if (!o.items_help.empty()) text += " (" + o.items_help + ")";
+      row(o.name, text);
+    }
+  }
   h << "\nOptions:\n";
   row("--config FILE", "read parameters and options from a config file ('n = 2^4..2^10', one per line; '#' starts a comment at the start of a line or after a blank; flags on the command line win)");
   row("--out PATH.h5", "merged result file [default results/" + e.name() + ".h5]; finished points go to PATH.h5.parts/");
@@ -70,6 +88,7 @@ std::string make_help(const Experiment& e, const std::vector<ParamSpec>& params)
   row("--keep-parts", "keep PATH.h5.parts/ after a successful merge");
   row("--overwrite", "replace PATH.h5 even when it holds another configuration");
   row("--checkpoint-every S", "seconds between checkpoints of long points [default 600]");
+  row("--describe", "print the parameters and declared outputs as JSON and stop");
   row("--help", "this text");
   h << "\nExit status: 0 done; 1 a point or the run failed; 2 bad input (nothing written); 3 incomplete.\n";
   return h.str();
@@ -213,7 +232,7 @@ po::parsed_options read_config_file(const std::string& file, const po::options_d
     };
     std::string key = strip(line.substr(0, eq));
     std::replace(key.begin(), key.end(), '_', '-');
-    if (!desc.find_nothrow(key, false) || key == "config" || key == "help")
+    if (!desc.find_nothrow(key, false) || key == "config" || key == "help" || key == "describe")
       throw BadInput(where + ": unknown flag '--" + key + "' (see --help)");
     parsed.options.emplace_back(key, std::vector<std::string>{strip(line.substr(eq + 1))});
   }
@@ -248,7 +267,8 @@ Invocation parse_command_line(const Experiment& experiment, int argc, const char
       "threads", po::value<std::string>())("shard", po::value<std::string>())(
       "checkpoint-every", po::value<std::string>())("merge-only", po::bool_switch())(
       "status", po::bool_switch())("dry-run", po::bool_switch())("quiet", po::bool_switch())(
-      "keep-parts", po::bool_switch())("overwrite", po::bool_switch())("help,h", po::bool_switch());
+      "keep-parts", po::bool_switch())("overwrite", po::bool_switch())("help,h", po::bool_switch())(
+      "describe", po::bool_switch());
 
   Invocation inv;
   po::variables_map vm;
@@ -264,9 +284,15 @@ Invocation parse_command_line(const Experiment& experiment, int argc, const char
     throw BadInput(std::string(e.what()) + " (see sharp-" + experiment.name() + " --help)");
   }
 
+  check_declarations(experiment.name(), experiment.outputs(), params);
   if (vm["help"].as<bool>()) {
     inv.help = true;
     inv.help_text = make_help(experiment, params);
+    return inv;
+  }
+  if (vm["describe"].as<bool>()) {
+    inv.help = true;
+    inv.help_text = describe_json(experiment, params);
     return inv;
   }
 

@@ -28,7 +28,7 @@ struct RunOptions {
 };
 
 struct Invocation {
-  bool help = false;
+  bool help = false;               // --help or --describe: print help_text and stop
   std::string help_text;
   RunOptions options;
   std::optional<Grid> grid;        // absent when help

@@ -32,7 +32,7 @@ void write_array(h5::Group& g, const std::string& name, const Array& a) {
 
 }  // namespace
 
-void write_record(h5::Group& group, const Record& record) {
+void write_record(h5::Group& group, const NamedValues& record) {
   h5::Group metrics = group.create_group("metrics");
   for (const auto& [name, v] : record.metrics) {
     if (auto* d = std::get_if<double>(&v)) metrics.write_scalar(name, *d);
@@ -44,6 +44,11 @@ void write_record(h5::Group& group, const Record& record) {
 
 Record read_record(const h5::Group& group) {
   Record r;
+  read_record(group, r);
+  return r;
+}
+
+void read_record(const h5::Group& group, NamedValues& r) {
   const h5::Group metrics = group.open_group("metrics");
   for (const std::string& name : metrics.children()) {
     if (metrics.dataset_kind(name) == h5::Group::Kind::Integer)
@@ -60,7 +65,6 @@ Record read_record(const h5::Group& group) {
       a.data = arrays.read<double>(name, &a.shape);
     r.arrays[name] = std::move(a);
   }
-  return r;
 }
 
 void write_point_file(const std::string& path, const std::string& experiment,
@@ -101,7 +105,7 @@ std::optional<std::string> complete_part_fingerprint(const std::string& path) {
   }
 }
 
-void write_checkpoint(const std::string& path, const std::string& point_id, const Record& state) {
+void write_checkpoint(const std::string& path, const std::string& point_id, const CheckpointState& state) {
   h5::AtomicFile file(path, h5::Durability::ProcessCrash);  // a damaged checkpoint is ignored (below)
   file.root().set_attr("point_id", point_id);
   file.root().set_attr("written", utc_now_iso());
@@ -111,13 +115,15 @@ void write_checkpoint(const std::string& path, const std::string& point_id, cons
   file.commit();
 }
 
-std::optional<Record> read_checkpoint(const std::string& path, const std::string& point_id) {
+std::optional<CheckpointState> read_checkpoint(const std::string& path, const std::string& point_id) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec) || !h5::is_complete(path)) return std::nullopt;
   try {
     h5::File f = h5::File::open_read(path);
     if (f.root().attr_string("point_id") != point_id) return std::nullopt;
-    return read_record(f.root().open_group("state"));
+    CheckpointState state;
+    read_record(f.root().open_group("state"), state);
+    return state;
   } catch (const h5::Error&) {
     return std::nullopt;  // damaged (e.g. by a system crash): the point starts over
   }

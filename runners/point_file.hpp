@@ -2,10 +2,11 @@
 // One finished point on disk: PATH.h5.parts/<id>.h5, written to a temporary name and renamed, with
 // root attribute complete=1. Layout: /params/<name> (scalars), /metrics/<name> (scalars),
 // /arrays/<name>, /timing/{wall_seconds,peak_rss_bytes,threads}. Checkpoints (<id>.ckpt.h5) hold a
-// Record under /state.
+// CheckpointState under /state.
 #include <optional>
 #include <string>
 
+#include "runners/checkpoint_state.hpp"
 #include "runners/grid.hpp"
 #include "runners/record.hpp"
 
@@ -30,10 +31,11 @@ void write_point_file(const std::string& path, const std::string& experiment,
 // The fingerprint of a complete part file; nullopt when the file is missing or incomplete.
 std::optional<std::string> complete_part_fingerprint(const std::string& path);
 
-void write_record(h5::Group& group, const Record& record);  // metrics/ and arrays/ under group
+void write_record(h5::Group& group, const NamedValues& values);  // metrics/ and arrays/ under group
+void read_record(const h5::Group& group, NamedValues& into);
 Record read_record(const h5::Group& group);
 
-void write_checkpoint(const std::string& path, const std::string& point_id, const Record& state);
-std::optional<Record> read_checkpoint(const std::string& path, const std::string& point_id);
+void write_checkpoint(const std::string& path, const std::string& point_id, const CheckpointState& state);
+std::optional<CheckpointState> read_checkpoint(const std::string& path, const std::string& point_id);
 
 }  // namespace sharp::runner

@@ -1,6 +1,9 @@
 #pragma once
-// What a point produces (and what a checkpoint holds): named scalar metrics and named arrays.
+// What a point produces: named scalar metrics and named arrays, each declared by the experiment
+// (runners/output_spec.hpp; the runner refuses a record that does not match the declarations).
 // The runner stores metrics as /points/<metric> columns and arrays under /arrays/<point id>/.
+// A checkpoint's state has the same form but its own type (runners/checkpoint_state.hpp): it is
+// not a result and is never checked against the declarations.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -14,7 +17,9 @@ struct Array {
   std::variant<std::vector<double>, std::vector<std::int64_t>> data;
 };
 
-struct Record {
+// Named scalars and named arrays with typed setters and getters; the base of Record and
+// CheckpointState.
+struct NamedValues {
   std::map<std::string, std::variant<double, std::int64_t>> metrics;
   std::map<std::string, Array> arrays;
 
@@ -34,6 +39,12 @@ struct Record {
   const std::vector<double>& reals(const std::string& name) const {
     return std::get<std::vector<double>>(arrays.at(name).data);
   }
+  const std::vector<std::int64_t>& counts(const std::string& name) const {
+    return std::get<std::vector<std::int64_t>>(arrays.at(name).data);
+  }
 };
+
+// The result of one point.
+struct Record : NamedValues {};
 
 }  // namespace sharp::runner

@@ -31,6 +31,7 @@ public:
   void validate(const Point& p) const override {
     if (p.text("logits") == "two-point" && p.integer("n") < 2) throw BadInput("--n: two-point logits need n >= 2");
   }
+  std::vector<OutputSpec> outputs() const override { return {}; }
   Record run(const Point&, PointContext&) const override { return {}; }
 };
 
