@@ -6,6 +6,7 @@
 
 #include "core/errors.hpp"
 #include "core/lowest_index_error.hpp"
+#include "nn/chunk_gradients.hpp"
 #include "nn/grad_clip.hpp"
 #include "nn/omp_threads.hpp"
 
@@ -62,23 +63,7 @@ StepStats Trainer::step() {
     totals[c] = model_forward(layout_, *normaliser_, params_.data(), ws.batch, ws.cache);
     model_backward(layout_, *normaliser_, params_.data(), g.data(), ws.batch, ws.cache, 1.0 / double(B));
   });
-  // Sum the chunk gradients in chunk order, in double: slices of the parameter vector in parallel,
-  // each element's sum in the same order whatever the thread count.
-  {
-    nn::OmpThreadsScope scope(threads_);
-    constexpr std::size_t kSlice = 4096;
-#pragma omp parallel for num_threads(threads_) schedule(static)
-    for (std::size_t first = 0; first < P; first += kSlice) {
-      const std::size_t count = std::min(kSlice, P - first);
-      double sum[kSlice];
-      for (std::size_t j = 0; j < count; ++j) sum[j] = double(chunk_grads_[0][first + j]);
-      for (std::size_t c = 1; c < chunks; ++c) {
-        const float* g = chunk_grads_[c].data() + first;
-        for (std::size_t j = 0; j < count; ++j) sum[j] += double(g[j]);
-      }
-      for (std::size_t j = 0; j < count; ++j) grads_[first + j] = float(sum[j]);
-    }
-  }
+  nn::sum_chunk_gradients(grads_.data(), chunk_grads_, chunks, P, threads_);
   StepStats stats;
   for (const auto& t : totals) {
     stats.loss += t.loss_sum;

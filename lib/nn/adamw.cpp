@@ -1,5 +1,6 @@
 #include "nn/adamw.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace sharp::nn {
@@ -18,18 +19,23 @@ void AdamW::step(float* params, const float* grads, double lr) {
   float* __restrict mm = m_.data();
   float* __restrict vv = v_.data();
   const std::size_t size = m_.size();
+  auto update = [&](std::size_t first, std::size_t last, double decay) {
 #pragma omp simd
-  for (std::size_t i = 0; i < size; ++i) {
-    const double g = gr[i];
-    const double m = b1 * mm[i] + (1.0 - b1) * g;
-    const double v = b2 * vv[i] + (1.0 - b2) * g * g;
-    mm[i] = float(m);
-    vv[i] = float(v);
-    // The step size in float (sqrt and division are 4x cheaper than in double); it is rounded to
-    // float when added to the float parameter anyway.
-    const float step = float(step_m * m) / (std::sqrt(float(v * inv_c2)) + float(eps));
-    p[i] = float(double(p[i]) * decay) - step;
-  }
+    for (std::size_t i = first; i < last; ++i) {
+      const double g = gr[i];
+      const double m = b1 * mm[i] + (1.0 - b1) * g;
+      const double v = b2 * vv[i] + (1.0 - b2) * g * g;
+      mm[i] = float(m);
+      vv[i] = float(v);
+      // The step size in float (sqrt and division are 4x cheaper than in double); it is rounded to
+      // float when added to the float parameter anyway.
+      const float step = float(step_m * m) / (std::sqrt(float(v * inv_c2)) + float(eps));
+      p[i] = float(double(p[i]) * decay) - step;
+    }
+  };
+  const std::size_t decayed = std::min(size, config_.decay_size);
+  update(0, decayed, decay);
+  update(decayed, size, 1.0);
 }
 
 }  // namespace sharp::nn

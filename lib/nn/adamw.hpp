@@ -2,7 +2,8 @@
 // AdamW (Loshchilov & Hutter, decoupled weight decay), PyTorch's update order:
 //   θ ← θ − lr·λ·θ;  m ← β1 m + (1−β1) g;  v ← β2 v + (1−β2) g²;
 //   θ ← θ − lr · (m / (1−β1^t)) / (√(v / (1−β2^t)) + ε),   t = steps taken (from 1).
-// Weight decay applies to every parameter (biases included, as optax.adamw does without a mask).
+// Weight decay applies to every parameter (biases included, as optax.adamw does without a mask) up to
+// decay_size: a layout that puts its undecayed tensors last (learned normaliser scalars) sets it.
 // Per-element arithmetic in double, state stored in float32 like the parameters.
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +16,7 @@ struct AdamWConfig {
   double beta2 = 0.999;
   double eps = 1e-8;
   double weight_decay = 0.0;
+  std::size_t decay_size = SIZE_MAX;   // weight decay on params [0, decay_size) only
 };
 
 class AdamW {

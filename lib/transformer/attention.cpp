@@ -50,7 +50,7 @@ AttentionRowStats attention_row_stats(const T* z, const T* p, std::size_t k, con
 
 template <class T>
 void attention_forward(T* out, const T* qkv, const AttentionShape& shape, const AttentionHeads& heads,
-                       AttentionCache<T>* cache, AttentionObserver* observer) {
+                       std::type_identity_t<AttentionCache<T>>* cache, AttentionObserver* observer) {
   const std::size_t B = shape.batch, n = shape.length, H = shape.heads, dh = shape.d_head, W = shape.width();
   const std::size_t ld = 3 * W;
   const std::size_t tiles = (n + kTileRows - 1) / kTileRows;
@@ -126,12 +126,59 @@ void attention_forward(T* out, const T* qkv, const AttentionShape& shape, const 
   });
 }
 
+template <class T>
+void attention_backward(T* dqkv, const T* dout, const T* qkv, const AttentionShape& shape, const AttentionHeads& heads,
+                        const AttentionCache<T>& cache, double* dparams) {
+  const std::size_t B = shape.batch, n = shape.length, H = shape.heads, dh = shape.d_head, W = shape.width();
+  const std::size_t ld = 3 * W;
+  const T scale = T(1.0 / std::sqrt(double(dh)));
+  std::vector<T> dP(n * n), dS(n * n);
+  std::vector<double> row_params;
+  for (std::size_t b = 0; b < B; ++b) {
+    for (std::size_t h = 0; h < H; ++h) {
+      const norm::Normaliser& normaliser = *heads.normalisers[h];
+      const std::size_t np = normaliser.parameter_names().size();
+      const T* S = cache.logits.data() + (b * H + h) * n * n;
+      const T* P = cache.probs.data() + (b * H + h) * n * n;
+      const T* q = qkv + b * n * ld + h * dh;
+      const T* k = q + W;
+      const T* v = q + 2 * W;
+      const T* dO = dout + b * n * W + h * dh;
+      T* dq = dqkv + b * n * ld + h * dh;
+      T* dk = dq + W;
+      T* dv = dq + 2 * W;
+      nn::gemm(nn::Trans::No, nn::Trans::Yes, n, n, dh, T(1), dO, W, v, ld, T(0), dP.data(), n);   // dP = dO Vᵀ
+      row_params.assign(n * np, 0.0);
+      double* gp = dparams && np ? row_params.data() : nullptr;
+      if (shape.causal) {
+        for (std::size_t i = 0; i < n; ++i) {
+          normaliser.backward(S + i * n, P + i * n, dP.data() + i * n, dS.data() + i * n, gp ? gp + i * np : nullptr,
+                              1, i + 1);
+          std::fill(dS.begin() + std::ptrdiff_t(i * n + i + 1), dS.begin() + std::ptrdiff_t((i + 1) * n), T(0));
+        }
+      } else {
+        normaliser.backward(S, P, dP.data(), dS.data(), gp, n, n);
+      }
+      if (gp)
+        for (std::size_t i = 0; i < n; ++i)
+          for (std::size_t j = 0; j < np; ++j) dparams[h * np + j] += gp[i * np + j];
+      nn::gemm(nn::Trans::Yes, nn::Trans::No, n, dh, n, T(1), P, n, dO, W, T(0), dv, ld);        // dV = Pᵀ dO
+      nn::gemm(nn::Trans::No, nn::Trans::No, n, dh, n, scale, dS.data(), n, k, ld, T(0), dq, ld);  // dQ = dS K/√d
+      nn::gemm(nn::Trans::Yes, nn::Trans::No, n, dh, n, scale, dS.data(), n, q, ld, T(0), dk, ld); // dK = dSᵀ Q/√d
+    }
+  }
+}
+
 template AttentionRowStats attention_row_stats<float>(const float*, const float*, std::size_t,
                                                       const norm::Normaliser&);
 template AttentionRowStats attention_row_stats<double>(const double*, const double*, std::size_t,
                                                        const norm::Normaliser&);
 template void attention_forward<float>(float*, const float*, const AttentionShape&, const AttentionHeads&,
                                        AttentionCache<float>*, AttentionObserver*);
+template void attention_backward<float>(float*, const float*, const float*, const AttentionShape&,
+                                        const AttentionHeads&, const AttentionCache<float>&, double*);
+template void attention_backward<double>(double*, const double*, const double*, const AttentionShape&,
+                                         const AttentionHeads&, const AttentionCache<double>&, double*);
 template void attention_forward<double>(double*, const double*, const AttentionShape&, const AttentionHeads&,
                                         AttentionCache<double>*, AttentionObserver*);
 

@@ -9,6 +9,7 @@
 // Work is split into fixed tiles (sequence, head, kTileRows query rows), so results do not depend on
 // the thread count; BLAS runs serially inside the tiles.
 #include <cstddef>
+#include <type_traits>
 #include <vector>
 
 #include "normalisers/normaliser.hpp"
@@ -42,7 +43,15 @@ struct AttentionCache {
 // cache == nullptr: inference, memory O(tile · n) per thread instead of O(B·H·n²).
 template <class T>
 void attention_forward(T* out, const T* qkv, const AttentionShape& shape, const AttentionHeads& heads,
-                       AttentionCache<T>* cache, AttentionObserver* observer);
+                       std::type_identity_t<AttentionCache<T>>* cache, AttentionObserver* observer);
+
+// Backward of attention_forward (which must have kept its cache): dqkv [B, n, 3W] (overwritten) from
+// dout [B, n, W] and the forward's qkv. dparams, if not null, [H, P] with P the heads' normaliser
+// parameter count (Normaliser::parameter_names()), += Σ over sequences and rows of dL/dθ, summed in a
+// fixed order. Serial (it runs inside a trainer's chunk); dq and dk are with respect to the rotated q, k.
+template <class T>
+void attention_backward(T* dqkv, const T* dout, const T* qkv, const AttentionShape& shape, const AttentionHeads& heads,
+                        const AttentionCache<T>& cache, double* dparams);
 
 // Statistics of one row (observer.hpp) from its k logits z and probabilities p.
 template <class T>

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "core/errors.hpp"
-#include "normalisers/spec.hpp"
+#include "normalisers/learned_scalars.hpp"
 
 namespace sharp::transformer {
 
@@ -37,7 +37,7 @@ void TransformerConfig::validate() const {
     throw BadInput("transformer: a learned positional table needs max_length >= 1");
   if (!(init_scale > 0.0) || !std::isfinite(init_scale))
     throw BadInput("transformer: init_scale must be a finite number > 0");
-  (void)norm::parse_spec(normaliser);
+  (void)norm::parse_learnable_spec(normaliser, train_length);
 }
 
 void TransformerConfig::check_length(std::size_t length) const {

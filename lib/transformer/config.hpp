@@ -32,7 +32,9 @@ struct TransformerConfig {
   bool tied = true;                         // unembedding = token embedding
   double init_scale = 1.0;                  // multiplies every LeCun-normal weight
   std::size_t max_length = 1024;            // longest input of a `learned` model (its table's rows)
-  std::string normaliser = "softmax";       // spec of every head's normaliser
+  std::string normaliser = "softmax";       // spec of every head's normaliser; may learn scalars
+                                            // (normalisers/learned_scalars.hpp), one per head
+  std::size_t train_length = 256;           // training input length: sets ssmax:s=learn's initial s
 
   std::size_t d_head() const { return d_model / heads; }
   std::size_t d_ff() const { return 4 * d_model; }

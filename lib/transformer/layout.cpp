@@ -12,10 +12,12 @@ TransformerLayout make_layout(const TransformerConfig& config) {
   TransformerLayout out;
   out.config = config;
   const std::size_t d = config.d_model, V = config.vocab;
-  auto add = [&](const std::string& name, std::vector<std::size_t> shape, Init init) {
+  out.normaliser = norm::parse_learnable_spec(config.normaliser, config.train_length);
+  auto add = [&](const std::string& name, std::vector<std::size_t> shape, Init init, double value = 0.0) {
     const std::size_t fan_in = shape.size() == 2 ? shape[1] : 0;
     const std::size_t offset = out.params.add(name, std::move(shape), init == Init::LeCun ? fan_in : 0);
     out.init.push_back(init);
+    out.init_value.push_back(value);
     return offset;
   };
   out.embedding = add("embedding", {V, d}, Init::Normal);
@@ -46,6 +48,13 @@ TransformerLayout make_layout(const TransformerConfig& config) {
     out.final_bias = add("final_ln.bias", {d}, Init::Zero);
   }
   out.unembedding = config.tied ? out.embedding : add("unembedding", {V, d}, Init::LeCun);
+  out.decay_size = out.params.size();
+  const norm::LearnableSpec& spec = out.normaliser;
+  out.scalars.resize(config.layers);
+  for (std::size_t l = 0; l < config.layers; ++l)
+    for (std::size_t i = 0; i < spec.learned.size(); ++i)
+      out.scalars[l].push_back(add("layers." + std::to_string(l) + ".norm." + spec.learned[i], {config.heads},
+                                   Init::Constant, norm::learned_initial_raw(spec, i, config.train_length)));
   return out;
 }
 
@@ -56,8 +65,9 @@ void init_parameters(const TransformerLayout& layout, T* params, std::uint64_t k
     const nn::TensorInfo& info = tensors[t];
     T* p = params + info.offset;
     const Init init = layout.init[t];
-    if (init == Init::Zero || init == Init::One) {
-      for (std::size_t j = 0; j < info.size(); ++j) p[j] = T(init == Init::One ? 1 : 0);
+    if (init == Init::Zero || init == Init::One || init == Init::Constant) {
+      const double v = init == Init::One ? 1.0 : init == Init::Constant ? layout.init_value[t] : 0.0;
+      for (std::size_t j = 0; j < info.size(); ++j) p[j] = T(v);
       continue;
     }
     const double scale =

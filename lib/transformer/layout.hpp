@@ -11,6 +11,9 @@
 //   layers.L.mlp.out.weight [d, 4d], .bias [d]    LeCun × init_scale, 0
 //   final_ln.gain [d], final_ln.bias [d]          1, 0                 (with LayerNorm only)
 //   unembedding [vocab, d]                        LeCun × init_scale   (untied only)
+//   layers.L.norm.<p> [heads]                     learned normaliser scalar p's raw value per head
+//                                                 (normalisers/learned_scalars.hpp), every layer's
+//                                                 in spec order, after every other tensor
 // LeCun-normal: N(0, 1/fan_in), fan_in = the weight's column count. Value j of tensor t is
 // std_t · rng::normal(rng::child_key(key, t), j) (the rule of nn::lecun_normal_init), so a tensor
 // appended later never changes the values of earlier ones.
@@ -18,12 +21,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "normalisers/learned_scalars.hpp"
 #include "nn/parameters.hpp"
 #include "transformer/config.hpp"
 
 namespace sharp::transformer {
 
-enum class Init { Zero, One, Normal, LeCun };
+enum class Init { Zero, One, Normal, LeCun, Constant };
 
 // Offsets of one block's tensors (ln offsets are unused without LayerNorm).
 struct BlockOffsets {
@@ -35,6 +39,10 @@ struct TransformerLayout {
   TransformerConfig config;
   nn::ParameterLayout params;
   std::vector<Init> init;                 // [params.tensors().size()]
+  std::vector<double> init_value;         // [params.tensors().size()]: the value of Init::Constant
+  norm::LearnableSpec normaliser;         // the heads' spec; learned scalars at their initial values
+  std::vector<std::vector<std::size_t>> scalars;   // [layers][learned]: offset of layers.L.norm.<p>
+  std::size_t decay_size = 0;             // weight decay applies to params [0, decay_size) only
   std::size_t embedding = 0, position = 0, final_gain = 0, final_bias = 0, unembedding = 0;
   std::vector<BlockOffsets> blocks;       // [layers]
 };

@@ -15,20 +15,44 @@
 
 namespace sharp::transformer {
 
-Transformer::Transformer(const TransformerConfig& config) : layout_(make_layout(config)) {
+template <class T>
+BoundHeads::BoundHeads(const TransformerLayout& layout, const T* params) {
+  const TransformerConfig& c = layout.config;
+  const norm::LearnableSpec& spec = layout.normaliser;
+  heads_per_layer_ = c.heads;
   const std::vector<double> slopes =
-      config.positional == Positional::Alibi ? alibi_slopes(config.heads) : std::vector<double>{};
-  for (std::size_t l = 0; l < config.layers; ++l) {
+      c.positional == Positional::Alibi ? alibi_slopes(c.heads) : std::vector<double>{};
+  std::vector<double> raw(spec.learned.size());
+  for (std::size_t l = 0; l < c.layers; ++l) {
     AttentionHeads heads;
     heads.layer = l;
     heads.alibi = slopes;
-    for (std::size_t h = 0; h < config.heads; ++h) {
-      normalisers_.push_back(norm::make_normaliser(config.normaliser));
+    for (std::size_t h = 0; h < c.heads; ++h) {
+      for (std::size_t i = 0; i < raw.size(); ++i) raw[i] = double(params[layout.scalars[l][i] + h]);
+      normalisers_.push_back(norm::make_normaliser(norm::bind(spec, raw.data())));
       heads.normalisers.push_back(normalisers_.back().get());
     }
     heads_.push_back(std::move(heads));
   }
 }
+
+std::string BoundHeads::spec(std::size_t layer, std::size_t head) const {
+  return normalisers_.at(layer * heads_per_layer_ + head)->name();
+}
+
+Transformer::Transformer(const TransformerConfig& config) : layout_(make_layout(config)) {
+  if (!learns_scalars()) fixed_ = std::make_shared<const BoundHeads>(layout_, static_cast<const double*>(nullptr));
+}
+
+template <class T>
+std::shared_ptr<const BoundHeads> Transformer::bind(const T* params) const {
+  return fixed_ ? fixed_ : std::make_shared<const BoundHeads>(layout_, params);
+}
+
+template BoundHeads::BoundHeads(const TransformerLayout&, const float*);
+template BoundHeads::BoundHeads(const TransformerLayout&, const double*);
+template std::shared_ptr<const BoundHeads> Transformer::bind(const float*) const;
+template std::shared_ptr<const BoundHeads> Transformer::bind(const double*) const;
 
 namespace {
 
@@ -101,9 +125,11 @@ void transformer_forward(const Transformer& model, const T* params, const std::i
       s.act.resize(kChunkRows * F);
     }
   }
+  const std::shared_ptr<const BoundHeads> heads = model.bind(params);
   std::vector<T> x, qkv, attn;   // inference: one residual stream updated in place
   if (cache) {
     allocate(*cache, c, batch, n);
+    cache->heads = heads;
   } else {
     x.resize(R * d);
     qkv.resize(R * W3);
@@ -151,7 +177,7 @@ void transformer_forward(const Transformer& model, const T* params, const std::i
         for (std::size_t r = r0; r < r0 + rows; ++r) rope_rotate(q + r * W3, 1, W3, 2 * H, dh, r % n);
     });
 
-    attention_forward(at, q, AttentionShape{batch, n, H, dh, c.causal}, model.heads(l),
+    attention_forward(at, q, AttentionShape{batch, n, H, dh, c.causal}, heads->layer(l),
                       bc ? &bc->attention : nullptr, observer);
 
     parallel_items(chunks, 2 * R * d * (d + 2 * F), [&](std::size_t ci, std::size_t th) {

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -23,7 +24,23 @@ namespace sharp::transformer {
 
 inline constexpr std::size_t kChunkRows = 64;
 
-// A model's structure: its layout and each head's normaliser (built once from the config's spec).
+// Each head's normaliser for one parameter vector: learned scalars (layout.hpp, layers.L.norm.<p>)
+// bound to their current values; without learned scalars, the config's spec for every head.
+class BoundHeads {
+ public:
+  template <class T>
+  BoundHeads(const TransformerLayout& layout, const T* params);
+  const AttentionHeads& layer(std::size_t l) const { return heads_[l]; }
+  // Canonical fixed spec of head h of layer l (e.g. "ssmax:s=0.1803"), for model files and evaluation.
+  std::string spec(std::size_t layer, std::size_t head) const;
+
+ private:
+  std::size_t heads_per_layer_ = 0;
+  std::vector<std::unique_ptr<norm::Normaliser>> normalisers_;   // [layers · heads]
+  std::vector<AttentionHeads> heads_;                             // [layers]
+};
+
+// A model's structure: its layout and, for a spec without learned scalars, its heads.
 class Transformer {
  public:
   explicit Transformer(const TransformerConfig& config);   // throws sharp::BadInput on a bad config
@@ -31,13 +48,14 @@ class Transformer {
   const TransformerConfig& config() const { return layout_.config; }
   const TransformerLayout& layout() const { return layout_; }
   std::size_t parameter_count() const { return layout_.params.size(); }
-  // The heads of layer l as attention_forward takes them.
-  const AttentionHeads& heads(std::size_t layer) const { return heads_[layer]; }
+  bool learns_scalars() const { return layout_.normaliser.any(); }
+  // The heads for these parameter values (the shared fixed heads when nothing is learned).
+  template <class T>
+  std::shared_ptr<const BoundHeads> bind(const T* params) const;
 
  private:
   TransformerLayout layout_;
-  std::vector<std::unique_ptr<norm::Normaliser>> normalisers_;   // [layers · heads]
-  std::vector<AttentionHeads> heads_;                             // [layers]
+  std::shared_ptr<const BoundHeads> fixed_;
 };
 
 // Activations kept by a forward pass for the backward ([R = B·n] rows).
@@ -49,6 +67,7 @@ struct BlockCache {
 template <class T>
 struct ForwardCache {
   std::size_t batch = 0, length = 0;
+  std::shared_ptr<const BoundHeads> heads;   // the normalisers the forward used
   std::vector<BlockCache<T>> blocks;         // [layers]
   std::vector<T> x_out, ln_final, mean_f, rstd_f;
 };
@@ -62,5 +81,13 @@ template <class T>
 void transformer_forward(const Transformer& model, const T* params, const std::int32_t* tokens, std::size_t batch,
                          std::size_t length, T* logits, std::type_identity_t<ForwardCache<T>>* cache = nullptr,
                          AttentionObserver* observer = nullptr);
+
+// grads (params' layout) += dL/dparams, given dlogits = dL/dlogits [batch, length, vocab] and the
+// cache of transformer_forward on the same params and tokens. Learned normaliser scalars get
+// Σ_rows dL/dvalue · dvalue/draw. Runs serially (BLAS included): a trainer calls it on fixed chunks of
+// sequences from its own parallel region, so gradients are bit-identical for any thread count.
+template <class T>
+void transformer_backward(const Transformer& model, const T* params, const std::int32_t* tokens, const T* dlogits,
+                          ForwardCache<T>& cache, T* grads);
 
 }  // namespace sharp::transformer

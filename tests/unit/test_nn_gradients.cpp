@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/finite_differences.hpp"
 #include "core/errors.hpp"
 #include "nn/attention_head.hpp"
 #include "nn/cross_entropy.hpp"
@@ -24,18 +25,8 @@ using Vec = std::vector<double>;
 constexpr double kStep = 1e-5;
 constexpr double kTolerance = 1e-6;
 
-Vec random_vec(std::size_t n, std::mt19937_64& rng, double scale = 1.0) {
-  std::normal_distribution<double> normal(0.0, scale);
-  Vec v(n);
-  for (double& x : v) x = normal(rng);
-  return v;
-}
-
-double dot(const Vec& a, const Vec& b) {
-  double s = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
-  return s;
-}
+using sharp::test::random_normal;
+using sharp::test::dot;
 
 // Central differences of loss() with respect to every coordinate of x (restored afterwards).
 Vec numeric_gradient(Vec& x, const std::function<double()>& loss) {
@@ -70,8 +61,8 @@ void expect_gradient(const Vec& analytic, const Vec& numeric, const std::string&
 TEST(NnGradients, Linear) {
   std::mt19937_64 rng(1);
   const std::size_t rows = 5, in = 7, out = 4;
-  Vec x = random_vec(rows * in, rng), W = random_vec(out * in, rng), b = random_vec(out, rng);
-  const Vec v = random_vec(rows * out, rng);
+  Vec x = random_normal(rows * in, rng), W = random_normal(out * in, rng), b = random_normal(out, rng);
+  const Vec v = random_normal(rows * out, rng);
   auto loss = [&] {
     Vec y(rows * out);
     sharp::nn::linear_forward(y.data(), x.data(), W.data(), b.data(), rows, in, out);
@@ -87,7 +78,7 @@ TEST(NnGradients, Linear) {
 TEST(NnGradients, LinearAccumulatesIntoWeightGradients) {
   std::mt19937_64 rng(2);
   const std::size_t rows = 3, in = 2, out = 3;
-  const Vec x = random_vec(rows * in, rng), W = random_vec(out * in, rng), dy = random_vec(rows * out, rng);
+  const Vec x = random_normal(rows * in, rng), W = random_normal(out * in, rng), dy = random_normal(rows * out, rng);
   Vec dW1(out * in, 0.0), db1(out, 0.0), dW2(out * in, 0.0), db2(out, 0.0);
   sharp::nn::linear_backward<double>(nullptr, dW1.data(), db1.data(), dy.data(), x.data(), W.data(), rows, in, out);
   sharp::nn::linear_backward<double>(nullptr, dW2.data(), db2.data(), dy.data(), x.data(), W.data(), rows, in, out);
@@ -98,10 +89,10 @@ TEST(NnGradients, LinearAccumulatesIntoWeightGradients) {
 
 TEST(NnGradients, Relu) {
   std::mt19937_64 rng(3);
-  Vec x = random_vec(50, rng);
+  Vec x = random_normal(50, rng);
   for (double& xi : x)
     if (std::abs(xi) < 1e-3) xi = 0.5;  // away from the kink
-  const Vec v = random_vec(50, rng);
+  const Vec v = random_normal(50, rng);
   auto loss = [&] {
     Vec y(x.size());
     sharp::nn::relu_forward(y.data(), x.data(), x.size());
@@ -116,7 +107,7 @@ TEST(NnGradients, Relu) {
 TEST(NnGradients, CrossEntropy) {
   std::mt19937_64 rng(4);
   const std::size_t rows = 6, classes = 10;
-  Vec logits = random_vec(rows * classes, rng, 2.0);
+  Vec logits = random_normal(rows * classes, rng, 2.0);
   const std::vector<std::int32_t> labels = {0, 3, 9, 3, 5, 1};
   const double scale = 1.0 / rows;
   auto loss = [&] {
@@ -150,9 +141,9 @@ TEST_P(MlpGradients, EveryParameterAndTheInput) {
   std::mt19937_64 rng(10 + hidden);
   Vec params(layout.size());
   sharp::nn::lecun_normal_init(layout, params.data(), 77);
-  for (double& p : params) p += 0.1 * random_vec(1, rng)[0];  // non-zero biases too
-  Vec x = random_vec(rows * 3, rng);
-  const Vec v = random_vec(rows * 2, rng);
+  for (double& p : params) p += 0.1 * random_normal(1, rng)[0];  // non-zero biases too
+  Vec x = random_normal(rows * 3, rng);
+  const Vec v = random_normal(rows * 2, rng);
   sharp::nn::MlpCache<double> cache;
   auto loss = [&] {
     Vec y(rows * 2);
@@ -180,9 +171,9 @@ TEST_P(HeadGradients, ItemsQueryAndWeights) {
   const std::size_t B = 3, n = 6, W = 5, d = 4;
   const sharp::nn::HeadShape shape{W, d};
   std::mt19937_64 rng(20);
-  Vec h = random_vec(B * n * W, rng), hq = random_vec(B * W, rng);
-  Vec WQ = random_vec(d * W, rng, 0.7), WK = random_vec(d * W, rng, 0.7), WV = random_vec(d * W, rng);
-  const Vec v = random_vec(B * d, rng);
+  Vec h = random_normal(B * n * W, rng), hq = random_normal(B * W, rng);
+  Vec WQ = random_normal(d * W, rng, 0.7), WK = random_normal(d * W, rng, 0.7), WV = random_normal(d * W, rng);
+  const Vec v = random_normal(B * d, rng);
   sharp::nn::HeadCache<double> cache;
   auto loss = [&] {
     Vec z(B * d);
@@ -210,8 +201,8 @@ TEST(AttentionHead, AlgebraEqualsTheTextbookForm) {
   const auto softmax = sharp::norm::make_normaliser("softmax");
   const std::size_t B = 2, n = 7, W = 5, d = 3;
   std::mt19937_64 rng(30);
-  const Vec h = random_vec(B * n * W, rng), hq = random_vec(B * W, rng);
-  const Vec WQ = random_vec(d * W, rng), WK = random_vec(d * W, rng), WV = random_vec(d * W, rng);
+  const Vec h = random_normal(B * n * W, rng), hq = random_normal(B * W, rng);
+  const Vec WQ = random_normal(d * W, rng), WK = random_normal(d * W, rng), WV = random_normal(d * W, rng);
   Vec z(B * d);
   sharp::nn::HeadCache<double> cache;
   sharp::nn::head_forward(z.data(), h.data(), hq.data(), {WQ.data(), WK.data(), WV.data()}, {W, d}, *softmax, B, n,

@@ -1,0 +1,83 @@
+#include "transformer/trainer.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+
+#include "core/errors.hpp"
+#include "core/lowest_index_error.hpp"
+#include "nn/chunk_gradients.hpp"
+#include "nn/grad_clip.hpp"
+#include "nn/omp_threads.hpp"
+
+namespace sharp::transformer {
+namespace {
+
+nn::AdamWConfig with_decay_size(nn::AdamWConfig c, std::size_t decay_size) {
+  c.decay_size = decay_size;
+  return c;
+}
+
+}  // namespace
+
+Trainer::Trainer(const TrainerConfig& config, std::uint64_t init_key, int threads)
+    : config_(config),
+      model_(config.model),
+      threads_(std::max(1, threads)),
+      params_(model_.parameter_count()),
+      grads_(model_.parameter_count()),
+      states_(std::size_t(threads_)),
+      optimiser_(with_decay_size(config.optimiser, model_.layout().decay_size), model_.parameter_count()) {
+  init_parameters(model_.layout(), params_.data(), init_key);
+}
+
+StepStats Trainer::step(const std::int32_t* inputs, const std::int32_t* targets, std::size_t batch,
+                        std::size_t length) {
+  const std::size_t P = params_.size(), V = model_.config().vocab;
+  const std::size_t per_chunk = std::max<std::size_t>(1, kChunkTokens / std::max<std::size_t>(length, 1));
+  const std::size_t chunks = (batch + per_chunk - 1) / per_chunk;
+  std::int64_t counted = 0;
+  for (std::size_t i = 0; i < batch * length; ++i) counted += targets[i] != kIgnoreTarget ? 1 : 0;
+  if (counted == 0) throw BadInput("training batch has no target (every target is -1)");
+  const double scale = 1.0 / double(counted);
+  if (chunk_grads_.size() < chunks) chunk_grads_.resize(chunks);
+  std::vector<TokenLoss> totals(chunks);
+  {
+    nn::OmpThreadsScope scope(threads_);
+    LowestIndexError failure;
+#pragma omp parallel for num_threads(threads_) schedule(dynamic, 1)
+    for (std::size_t ci = 0; ci < chunks; ++ci) {
+      try {
+        ChunkState& s = states_[std::size_t(omp_get_thread_num())];
+        const std::size_t first = ci * per_chunk, count = std::min(per_chunk, batch - first);
+        const std::size_t rows = count * length;
+        const std::int32_t* in = inputs + first * length;
+        s.logits.resize(rows * V);
+        s.dlogits.resize(rows * V);
+        std::vector<float>& g = chunk_grads_[ci];
+        g.assign(P, 0.0f);
+        transformer_forward(model_, params_.data(), in, count, length, s.logits.data(), &s.cache);
+        totals[ci] =
+            token_cross_entropy(s.dlogits.data(), s.logits.data(), targets + first * length, rows, V, scale);
+        transformer_backward(model_, params_.data(), in, s.dlogits.data(), s.cache, g.data());
+      } catch (...) {
+        failure.record(ci);
+      }
+    }
+    failure.rethrow_if_any();
+  }
+  nn::sum_chunk_gradients(grads_.data(), chunk_grads_, chunks, P, threads_);
+  StepStats stats;
+  for (const TokenLoss& t : totals) {
+    stats.loss += t.loss_sum;
+    stats.targets += t.count;
+    stats.correct += t.correct;
+  }
+  stats.loss /= double(stats.targets);
+  stats.grad_norm = nn::clip_by_global_norm(grads_.data(), P, config_.clip);
+  stats.lr = config_.schedule.at(steps_done());
+  optimiser_.step(params_.data(), grads_.data(), stats.lr);
+  return stats;
+}
+
+}  // namespace sharp::transformer

@@ -1,0 +1,85 @@
+#pragma once
+// Finite-difference gradient checks (double) shared by the tests of hand-written backward passes.
+//   numeric_gradient: central differences (f(x + h) − f(x − h))/2h of a scalar loss with respect to
+//                     chosen coordinates of a buffer the loss reads (each restored afterwards).
+//   gradient_agrees:  max |analytic − numeric| / max |numeric| <= tolerance, failing with the worst
+//                     coordinate named; refuses a numeric gradient that is zero everywhere (a check
+//                     that cannot fail).
+//   random_normal, dot: the random inputs and the scalar loss L = <v, output> such checks use.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <functional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace sharp::test {
+
+// n values ~ N(0, scale²) from rng.
+inline std::vector<double> random_normal(std::size_t n, std::mt19937_64& rng, double scale = 1.0) {
+  std::normal_distribution<double> normal(0.0, scale);
+  std::vector<double> v(n);
+  for (double& x : v) x = normal(rng);
+  return v;
+}
+
+inline double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double s = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+  return s;
+}
+
+// Coordinates 0, stride, 2·stride, … of a buffer of `size` values (all of them with stride 1): a
+// subsample that still visits every tensor of a flat parameter buffer when stride is small.
+inline std::vector<std::size_t> every(std::size_t size, std::size_t stride = 1) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < size; i += std::max<std::size_t>(stride, 1)) out.push_back(i);
+  return out;
+}
+
+// d loss / d x[i] for every i in `which`, by central differences with step h.
+inline std::vector<double> numeric_gradient(double* x, const std::vector<std::size_t>& which,
+                                            const std::function<double()>& loss, double h = 1e-5) {
+  std::vector<double> g(which.size());
+  for (std::size_t k = 0; k < which.size(); ++k) {
+    double& xi = x[which[k]];
+    const double saved = xi;
+    xi = saved + h;
+    const double up = loss();
+    xi = saved - h;
+    const double down = loss();
+    xi = saved;
+    g[k] = (up - down) / (2 * h);
+  }
+  return g;
+}
+
+// analytic[which[k]] against numeric[k].
+inline ::testing::AssertionResult gradient_agrees(const double* analytic, const std::vector<std::size_t>& which,
+                                                  const std::vector<double>& numeric, double tolerance,
+                                                  const std::string& what) {
+  double scale = 0.0, worst = 0.0;
+  std::size_t at = 0;
+  for (std::size_t k = 0; k < which.size(); ++k) {
+    scale = std::max(scale, std::abs(numeric[k]));
+    const double diff = std::abs(analytic[which[k]] - numeric[k]);
+    if (!(diff <= worst)) worst = diff, at = k;
+  }
+  std::ostringstream msg;
+  if (!(scale > 1e-8)) {
+    msg << what << ": the numeric gradient is zero everywhere, the check would be vacuous";
+    return ::testing::AssertionFailure() << msg.str();
+  }
+  if (!(worst / scale <= tolerance)) {
+    msg << what << ": coordinate " << which[at] << " analytic " << analytic[which[at]] << " numeric " << numeric[at]
+        << " (relative error " << worst / scale << " > " << tolerance << ", max |numeric| " << scale << ")";
+    return ::testing::AssertionFailure() << msg.str();
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace sharp::test
