@@ -242,14 +242,12 @@ def provenance(source: report_sources.Source, head: str) -> str:
             + "</dl>")
 
 
-def state_badge(source: report_sources.Source) -> str:
-    if source.state == "missing":
-        return H.badge("missing", "not run")
-    if source.state == "refused":
-        return H.badge("error", "refused")
-    if source.stale:
-        return H.badge("stale", "stale")
-    return H.badge("ok", "ok")
+def state_badge(source: report_sources.Source, named: bool = False) -> str:
+    """'not run' / 'refused' / 'stale' / 'ok', prefixed with the file name when `named`."""
+    kind, text = (("missing", "not run") if source.state == "missing" else
+                  ("error", "refused") if source.state == "refused" else
+                  ("stale", "stale") if source.stale else ("ok", "ok"))
+    return H.badge(kind, f"{source.name}: {text}" if named else text)
 
 
 def file_notice(source: report_sources.Source, inputs: Inputs) -> str:
@@ -263,11 +261,20 @@ def file_notice(source: report_sources.Source, inputs: Inputs) -> str:
         return H.box("error", f"refused: {source.path}", f"<br>{H.esc(source.reason)}")
     if source.stale:
         behind = (f" ({source.behind} commit(s) behind)" if source.behind is not None else "")
+        paths = ", ".join(p + ("/" if "." not in p else "") for p in report_sources.CODE_PATHS)
+        if source.code_changed is None:
+            substance = "Its numbers may not be what this code computes"
+        elif source.code_changed == 0:
+            substance = (f"None of {paths} changed since, so the code that computed it is the "
+                         f"checkout's")
+        else:
+            substance = (f"{source.code_changed} file(s) of {paths} changed since: its numbers "
+                         f"may not be what this code computes")
         return H.box("stale", "stale:",
                      f"{H.code(source.path)} was made by commit "
                      f"{H.code(source.git_sha[:SHORT_SHA])}, the checkout is "
-                     f"{H.code(inputs.head[:SHORT_SHA])}{behind}. Its numbers may not be what "
-                     f"this code computes; rerun {H.code('make paper')} to refresh.")
+                     f"{H.code(inputs.head[:SHORT_SHA])}{behind}. {H.esc(substance)}; rerun "
+                     f"{H.code('make paper')} to refresh.")
     return ""
 
 
@@ -295,7 +302,8 @@ def figure_block(figure, inputs: Inputs, figures_dir: str) -> str:
 def section_html(section, inputs: Inputs, figures_dir: str, page_dir: str) -> str:
     sources = [inputs.sources[f] for f in section.files]
     out = [f'<section id="{H.esc(section.key)}">',
-           f"<h2>{H.esc(section.title)} " + " ".join(state_badge(s) for s in sources) + "</h2>",
+           f"<h2>{H.esc(section.title)} " + " ".join(state_badge(s, named=True)
+                                                     for s in sources) + "</h2>",
            f"<p>{H.esc(section.intro)} See {docs_link(section.anchor, page_dir)}.</p>"]
     out += [n for n in (file_notice(s, inputs) for s in sources) if n]
     for figure in section.figures:
@@ -352,7 +360,7 @@ def scorecard_html(rows: list, page_dir: str) -> str:
                    classes="rules", row_classes=[VERDICT_CLASS[v] for v, _ in sc.RULES]),
            '<p class="counts">' + "".join(f"<span>{H.esc(v)}: <strong>{c}</strong></span>"
                                           for v, c in counts.items()) + "</p>"]
-    head = ["claim", "paper", "ours", "interval", "width", "verdict", "why", "source"]
+    head = ["claim", "paper", "ours", "interval", "width", "verdict", "why"]
     body, classes, group = [], [], None
     for r in rows:
         if r.group != group:
@@ -362,13 +370,14 @@ def scorecard_html(rows: list, page_dir: str) -> str:
         claim = docs_link(r.anchor, page_dir, r.claim)
         if r.reconstructed:
             claim += " " + H.badge("stale", "reconstructed protocol")
+        if r.source:
+            claim += f'<br><small class="source">{H.esc(r.source)}</small>'
         interval = (H.MISSING if r.low is None and r.high is None else
                     f'<span class="nowrap">[{_value(r.low, r)}, {_value(r.high, r)}]</span>'
                     + (f"<br><small>{H.esc(r.interval_of)}</small>" if r.interval_of else ""))
         body.append([claim, _value(r.paper, r), _value(r.ours, r), interval,
-                     H.number(r.width, digits=2, decimals=r.decimals),
-                     (H.esc(r.verdict), "verdict"), H.esc(r.why),
-                     H.code(r.source) if r.source else ""])
+                     H.number(r.width, digits=max(r.digits, 3), decimals=r.decimals),
+                     (H.esc(r.verdict), "verdict"), H.esc(r.why)])
         classes.append(VERDICT_CLASS.get(r.verdict, ""))
     out.append(H.table(head, body, classes="scorecard", row_classes=classes))
     out.append("</section>")

@@ -158,6 +158,7 @@ tr.v-analogue td.verdict, tr.v-not-measured td.verdict, tr.v-inconclusive td.ver
   { color: var(--muted); font-style: italic; }
 tr.v-not-measured td { color: var(--muted); }
 .nowrap { white-space: nowrap; }
+small.source { color: var(--muted); }
 table.rules td.verdict { white-space: nowrap; }
 .counts span { margin-right: 1.2rem; }
 @media print { main { max-width: none; padding: 0; } h2 { break-before: page; } }

@@ -37,6 +37,21 @@ def commits_between(old: str, new: str, repo: str = REPO_ROOT) -> int | None:
     return int(p.stdout.strip()) if p.returncode == 0 and p.stdout.strip().isdigit() else None
 
 
+# What computes a result: a file made by another commit is only stale in substance when one of
+# these changed between that commit and the checkout.
+CODE_PATHS = ("lib", "experiments", "runners", "tools", "sweeps", "cmake", "CMakeLists.txt")
+
+
+def code_changes(old: str, new: str, repo: str = REPO_ROOT) -> int | None:
+    """How many files under CODE_PATHS differ between two commits, or None when git cannot tell."""
+    try:
+        p = subprocess.run(["git", "-C", repo, "diff", "--name-only", old, new, "--", *CODE_PATHS],
+                           capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return len(p.stdout.split()) if p.returncode == 0 else None
+
+
 @dataclasses.dataclass
 class Source:
     """One result file. state: 'missing' | 'refused' | 'ok'. For 'ok', `result` is the loaded
@@ -55,6 +70,7 @@ class Source:
     finished: str = UNKNOWN
     stale: bool = False
     behind: int | None = None    # commits between the file's git_sha and the checkout
+    code_changed: int | None = None  # files under CODE_PATHS changed since (None: unknown)
 
     @property
     def ok(self) -> bool:
@@ -82,7 +98,8 @@ def inspect(results_dir: str, name: str, head: str) -> Source:
         scale=str(attrs["scale"]) if "scale" in attrs else UNKNOWN,
         created=str(attrs.get("created", UNKNOWN)), finished=str(attrs.get("finished", UNKNOWN)),
         stale=stale,
-        behind=commits_between(sha, head) if stale and sha != UNKNOWN else None)
+        behind=commits_between(sha, head) if stale and sha != UNKNOWN else None,
+        code_changed=code_changes(sha, head) if stale and sha != UNKNOWN else None)
 
 
 def rerun_command(results_dir: str, experiment: str, repo: str = REPO_ROOT) -> str:

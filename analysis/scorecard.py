@@ -143,7 +143,8 @@ def accuracy_rows(data: "mr.EvalMax | None", source: str, missing_why: str) -> l
                                           f"n = {n} with {x} not in the file", "%", source=source))
                 continue
             s = data.summary("correct", x, n)
-            low, high = 100 * s.low, 100 * s.high
+            # a t-interval of accuracies can pass 0% or 100%; no accuracy lies there
+            low, high = max(0.0, 100 * s.low), min(100.0, 100 * s.high)
             verdict, why = interval_verdict(paper, low, high, s.models, "%")
             rows.append(Row(TABLE, claim, MAX_ANCHOR, paper, 100 * s.mean, verdict, why, low,
                             high, "%", source=source, decimals=1))
@@ -369,10 +370,15 @@ def refit_rows(fits: dict | None, source: str, missing_why: str) -> list:
             values = [polynomial_shape(c, 0.0, h_max)[what] for c, h_max in models]
             found = [v for v in values if v is not None]
             if len(found) < len(values):
+                reach = max(h_max for _, h_max in models)
+                short = reach < paper  # the data stop before the paper's point
                 rows.append(Row(POLYNOMIAL, text, "refitting-the-polynomial", paper, None,
-                                DIFFERS, f"{len(values) - len(found)} of {len(values)} fits "
-                                f"have no such point within their data", reconstructed=True,
-                                source=source))
+                                INCONCLUSIVE if short else DIFFERS,
+                                f"{len(values) - len(found)} of {len(values)} fits stay above "
+                                f"β = 1 up to the largest entropy of their data, H = "
+                                f"{reach:.3g}" + (" (short of the paper's point)" if short
+                                                  else ""),
+                                reconstructed=True, source=source))
                 continue
             mean, low, high = mr.t_interval(found)
             verdict, why = interval_verdict(paper, None if math.isnan(low) else low,

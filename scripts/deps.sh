@@ -23,6 +23,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-h5py python3-numpy python3-matplotlib python3-scipy python3-pytest
   slurm-wlm munge
+  chromium chromium-driver python3-selenium
 )
 # The installed packages among ours, one name a line (one dpkg-query call: make runs this every time).
 installed_packages() {
