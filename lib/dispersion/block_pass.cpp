@@ -45,7 +45,7 @@ struct Extremes {
   }
   void finish(BlockResult& r) const {
     r.y_min = lane_min(lo);
-    r.y_max = lane_max(hi);
+    r.softmax.max = lane_max(hi);
   }
 };
 
@@ -57,8 +57,7 @@ struct LaneSums {
     t = xsimd::fma(x, w, t);
   }
   void end_sub_chunk(BlockResult& r) {
-    r.sum.add(xsimd::hadd(s));
-    r.weighted.add(xsimd::hadd(t));
+    r.softmax.add_sums(xsimd::hadd(s), xsimd::hadd(t));
     s = B(0.0);
     t = B(0.0);
   }
@@ -190,9 +189,17 @@ Term stream_logits(Gen gen, std::uint64_t count, Term term, BlockResult& r) {
   return term;
 }
 
+// An empty result whose sums (if the pass makes any) are relative to the pass's reference.
+BlockResult empty_result(const Pass& pass) {
+  BlockResult r;
+  if (pass.kind == PassKind::SumsFromTop) r.softmax.shift = 0.0;
+  if (pass.kind == PassKind::SumsFromShift) r.softmax.shift = pass.shift;
+  return r;
+}
+
 template <class Term, class Gen>
 BlockResult stream_block(Gen gen, const Pass& pass, std::uint64_t count) {
-  BlockResult r;
+  BlockResult r = empty_result(pass);
   stream_logits(gen, count, Term(pass), r).finish(r);
   return r;
 }
@@ -251,7 +258,7 @@ TopTerm uniform_top_sub_chunks(std::uint64_t key, double C, std::uint64_t first,
 
 BlockResult uniform_pass(std::uint64_t key, double C, const Pass& pass, std::uint64_t first, std::uint64_t count) {
   if (pass.kind != PassKind::SumsFromTop) return run_pass(lanes::UniformLanes(key, C, first), pass, count);
-  BlockResult r;
+  BlockResult r = empty_result(pass);
   TopTerm term(pass);
   const std::uint64_t whole = count / kSubChunk;
   if (whole > 0) term = uniform_top_sub_chunks(key, C, first, whole, term, r);
@@ -263,10 +270,8 @@ BlockResult uniform_pass(std::uint64_t key, double C, const Pass& pass, std::uin
 }  // namespace
 
 void BlockResult::merge(const BlockResult& later) {
-  sum.merge(later.sum);
-  weighted.merge(later.weighted);
+  softmax.merge(later.softmax);   // same reference in every block of a pass: no rescale
   y_min = std::min(y_min, later.y_min);
-  y_max = std::max(y_max, later.y_max);
   outside += later.outside;
 }
 

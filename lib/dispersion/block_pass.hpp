@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "core/compensated_sum.hpp"
+#include "core/online_softmax.hpp"
 #include "dispersion/logit_laws.hpp"
 
 namespace sharp::dispersion {
@@ -35,11 +36,13 @@ struct Pass {
   double high = 0.0;
 };
 
+// The softmax statistics of a block in base 2 (y is already scaled: scale 1): softmax.shift is the
+// pass's reference (0 for SumsFromTop, Pass::shift for SumsFromShift; −inf, i.e. no sums, for the
+// other passes), s = Σ 2^(y − shift), t = Σ (y − shift)·2^(y − shift), softmax.max = y_max
+// (SumsFromTop, Extremes; −inf where not tracked).
 struct BlockResult {
-  CompensatedSum sum;       // s
-  CompensatedSum weighted;  // t (in base-2 units: Σ (y − shift)·2^(y − shift))
+  OnlineSoftmax<ExpBase::Two, CompensatedSum> softmax;
   double y_min = std::numeric_limits<double>::infinity();  // SumsFromTop, Extremes
-  double y_max = -std::numeric_limits<double>::infinity();
   std::uint64_t outside = 0;  // CountOutside
 
   // Appends the result of the block that follows (the merge order is part of the result's bits).

@@ -88,13 +88,6 @@ BlockResult row_pass(const RowSpec& row, const Pass& pass, int threads) {
 
 }  // namespace
 
-double RowStatistics::alpha_max() const { return std::exp2(y_max - shift) / sum.total(); }
-double RowStatistics::alpha_min() const { return std::exp2(y_min - shift) / sum.total(); }
-double RowStatistics::entropy() const {
-  const double s = sum.total();
-  return std::log(s) - std::numbers::ln2 * weighted.total() / s;
-}
-
 RowStatistics row_statistics(LogitLaw law, std::uint64_t n, double spread, double theta, std::uint64_t key,
                              int threads) {
   const RowSpec row = checked_row(law, n, spread, theta, key, threads);
@@ -103,21 +96,17 @@ RowStatistics row_statistics(LogitLaw law, std::uint64_t n, double spread, doubl
   if (row.top <= kMaxTopRelativeSpread) {
     const BlockResult from_top = row_pass(row, Pass{PassKind::SumsFromTop}, threads);
     r.y_min = from_top.y_min;
-    r.y_max = from_top.y_max;
-    r.shift = 0.0;
-    r.sum = from_top.sum;
-    r.weighted = from_top.weighted;
+    r.softmax = from_top.softmax;   // shift 0, max y_max
     // The top is close enough to the max (see above).
-    if (std::numbers::ln2 * std::fabs(r.y_max) <= r.entropy() / 64) return r;
+    if (std::numbers::ln2 * std::fabs(r.y_max()) <= r.entropy() / 64) return r;
   } else {
     const BlockResult extremes = row_pass(row, Pass{PassKind::Extremes}, threads);
     r.y_min = extremes.y_min;
-    r.y_max = extremes.y_max;
+    r.softmax.max = extremes.softmax.max;
   }
-  const BlockResult from_max = row_pass(row, Pass{PassKind::SumsFromShift, r.y_max}, threads);
-  r.shift = r.y_max;
-  r.sum = from_max.sum;
-  r.weighted = from_max.weighted;
+  const double y_max = r.y_max();
+  r.softmax = row_pass(row, Pass{PassKind::SumsFromShift, y_max}, threads).softmax;   // shift y_max
+  r.softmax.max = y_max;   // (that pass does not track it)
   return r;
 }
 
@@ -125,10 +114,10 @@ std::uint64_t count_outside(LogitLaw law, std::uint64_t n, double spread, double
                             int threads, const RowStatistics& stats, double lower, double upper) {
   const RowSpec row = checked_row(law, n, spread, theta, key, threads);
   // α_k = 2^(y_k − r)/s lies outside [lower, upper] exactly when y_k lies outside these.
-  const double s = stats.sum.total();
-  const double y_low = stats.shift + std::log2(s * lower);
-  const double y_high = stats.shift + std::log2(s * upper);
-  if (!(stats.y_max > y_high || stats.y_min < y_low)) return 0;  // the extremes are inside
+  const double s = stats.softmax.total_sum();
+  const double y_low = stats.softmax.shift + std::log2(s * lower);
+  const double y_high = stats.softmax.shift + std::log2(s * upper);
+  if (!(stats.y_max() > y_high || stats.y_min < y_low)) return 0;  // the extremes are inside
   Pass pass{PassKind::CountOutside};
   pass.low = y_low;
   pass.high = y_high;

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "core/compensated_sum.hpp"
+#include "core/online_softmax.hpp"
 #include "dispersion/dispersion_bounds.hpp"
 #include "dispersion/logit_laws.hpp"
 
@@ -33,15 +34,14 @@ inline constexpr std::uint64_t kDispersionBlock = std::uint64_t{1} << 16;
 // are redone with r = y_max (see dispersion_row.cpp).
 struct RowStatistics {
   double top;     // δ/θ
-  double y_min;   // extremes of y
-  double y_max;
-  double shift;   // r: 0 or y_max
-  CompensatedSum sum;       // s
-  CompensatedSum weighted;  // t (≤ 0)
+  double y_min;   // the smallest y
+  // shift r (0 or y_max), max = y_max, s and t (≤ 0), in base 2 with scale 1.
+  OnlineSoftmax<ExpBase::Two, CompensatedSum> softmax;
 
-  double alpha_max() const;  // 2^(y_max − r)/s
-  double alpha_min() const;  // 2^(y_min − r)/s
-  double entropy() const;    // ln s − ln 2·t/s, nats
+  double y_max() const { return softmax.max; }
+  double alpha_max() const { return softmax.weight(softmax.max); }  // 2^(y_max − r)/s
+  double alpha_min() const { return softmax.weight(y_min); }        // 2^(y_min − r)/s
+  double entropy() const { return softmax.entropy(); }              // ln s − ln 2·t/s, nats
 };
 
 // Streams the n logits of one row (never stored: O(1) memory per thread) through softmax_θ.

@@ -8,8 +8,9 @@
 // feature sum is one float GEMV (≤ chunk terms) added to the double v. Deterministic: the result
 // depends only on the items and where the chunks start.
 #include <cstddef>
-#include <limits>
 #include <vector>
+
+#include "core/online_softmax.hpp"
 
 namespace sharp::max_retrieval {
 
@@ -23,16 +24,15 @@ class OnlineAttention {
   void add(const float* e, const float* h, std::size_t count, float* w);
 
   double beta() const { return beta_; }
-  double max() const { return m_; }         // in scaled units (β·e)
-  double sum() const { return s_; }
-  double entropy() const;                   // ln s − t/s
+  double max() const { return softmax_.shift; }   // m, in scaled units (β·e)
+  double sum() const { return softmax_.sum; }
+  double entropy() const { return softmax_.entropy(); }   // ln s − t/s
   double weight(double e) const;            // α of an item with raw logit e: exp(β e − m)/s
   void weighted_mean(float* c) const;       // c [W] = v / s
 
  private:
   double beta_;
-  double m_ = -std::numeric_limits<double>::infinity();
-  double s_ = 0.0, t_ = 0.0;
+  OnlineSoftmax<> softmax_;   // of the scaled logits β·e (scale 1), shift = max = m
   std::vector<double> v_;
   std::vector<float> chunk_v_;
 };

@@ -147,7 +147,7 @@ class Adaptive final : public SoftmaxFamily {
  protected:
   template <class T>
   void impl(const T* z, T* p, std::size_t n, Workspace& ws, bool parallel) const {
-    const SoftmaxRowStats at_one = softmax_terms(z, p, n, 1.0, parallel, ws);
+    const OnlineSoftmax<> at_one = softmax_terms(z, p, n, 1.0, parallel, ws);
     const double beta = adaptive_beta(at_one.entropy());
     if (beta == 1.0) {
       normalise_terms(p, n, 1.0, at_one, parallel, ws);
@@ -167,7 +167,7 @@ class Adaptive final : public SoftmaxFamily {
   void backward_row(const double* z, const double* p, const double* v, double* grad_z,
                     double*, std::size_t n, Workspace& ws) const override {
     double* q = ws.doubles(0, n);
-    const SoftmaxRowStats at_one = softmax_row(z, q, n, 1.0, false, ws);
+    const OnlineSoftmax<> at_one = softmax_row(z, q, n, 1.0, false, ws);
     const double h = at_one.entropy();
     const double beta = adaptive_beta(h);
     const double dbeta = softmax_backward_row(z, p, v, grad_z, n, beta);

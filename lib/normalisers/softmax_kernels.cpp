@@ -16,7 +16,7 @@ constexpr double kLn2 = 0.693147180559945309417;
 constexpr std::size_t kPrefetchAhead = 256;   // entries
 
 struct BlockResult {
-  SoftmaxRowStats stats;
+  OnlineSoftmax<> stats;
   bool bad = false;          // NaN or +inf somewhere in the block
   double stored_log2 = 0.0;  // stored terms are 2^stored_log2 exp(beta (z - shift)) (see kFmaShift)
 };
@@ -162,7 +162,7 @@ BlockResult block_pass(const T* z, T* p, std::size_t len, double beta) {
 constexpr std::size_t kNarrowRow = 64;
 
 template <class T, bool kStore>
-SoftmaxRowStats narrow_row(const T* z, T* p, std::size_t n, double beta) {
+OnlineSoftmax<> narrow_row(const T* z, T* p, std::size_t n, double beta) {
   constexpr std::size_t L = simd::kLanes;
   const std::size_t whole = n - n % L;
   batch_d mx(kNegInf);
@@ -187,7 +187,7 @@ SoftmaxRowStats narrow_row(const T* z, T* p, std::size_t n, double beta) {
     const batch_d e = term(simd::load_partial(z + whole, n - whole, kNegInf));
     if constexpr (kStore) simd::store_partial(p + whole, n - whole, e);
   }
-  const SoftmaxRowStats stats{max, xsimd::hadd(s), kLn2 * xsimd::hadd(t), max};
+  const OnlineSoftmax<> stats{.shift = max, .max = max, .sum = xsimd::hadd(s), .weighted = kLn2 * xsimd::hadd(t)};
   if (std::isnan(stats.sum) || std::isnan(stats.weighted) || max == kNegInf) throw_row_problem(z, n);
   return stats;
 }
@@ -198,11 +198,11 @@ constexpr std::size_t kBlockSlot = 3;
 
 // Runs every block (in parallel when asked), merges in block order, and reports problems.
 template <class T, bool kStore>
-SoftmaxRowStats all_blocks(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws) {
+OnlineSoftmax<> all_blocks(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws) {
   const std::size_t blocks = (n + kSoftmaxBlock - 1) / kSoftmaxBlock;
-  SoftmaxRowStats total;
+  OnlineSoftmax<> total;
   if (n <= kNarrowRow) {
-    const SoftmaxRowStats r = narrow_row<T, kStore>(z, p, n, beta);
+    const OnlineSoftmax<> r = narrow_row<T, kStore>(z, p, n, beta);
     if constexpr (kStore) {
       double* scales = ws.doubles(kBlockSlot, 2);
       scales[0] = r.shift;
@@ -245,7 +245,7 @@ SoftmaxRowStats all_blocks(const T* z, T* p, std::size_t n, double beta, bool pa
   for (std::size_t b = 0; b < blocks; ++b) {
     const double* in = res + kStride * b;
     bad = bad || in[4] != 0.0;
-    merge_softmax_stats(total, SoftmaxRowStats{in[0], in[1], in[2], in[3]}, beta);
+    total.merge(OnlineSoftmax<>{.shift = in[0], .max = in[3], .sum = in[1], .weighted = in[2]}, beta);
   }
   if (bad || total.max == kNegInf) throw_row_problem(z, n);
   if constexpr (kStore) {
@@ -268,42 +268,19 @@ void scale_block(T* p, std::size_t len, double factor) {
 
 }  // namespace
 
-void merge_softmax_stats(SoftmaxRowStats& acc, const SoftmaxRowStats& later, double beta) {
-  if (later.max == kNegInf) return;
-  if (acc.max == kNegInf) {
-    acc = later;
-    return;
-  }
-  // Rescale both to the common shift S: exp(beta (z - S)) = exp(beta (z - s)) exp(beta (s - S)) and
-  // beta (z - S) = beta (z - s) + beta (s - S).
-  const double shift = std::max(acc.shift, later.shift);
-  const double da = beta * (acc.shift - shift), db = beta * (later.shift - shift);
-  const double fa = sharp::simd::exp(da), fb = sharp::simd::exp(db);
-  // A part whose factor underflows to 0 (its shift lies > 745/beta below, e.g. blocks 1e300 apart)
-  // adds exactly 0; computed, d * sum could overflow (-1e300 x e^500) and 0 * -inf is NaN.
-  auto rescaled = [](double f, double weighted, double d, double sum) {
-    return f == 0.0 ? 0.0 : f * (weighted + d * sum);
-  };
-  const double weighted = rescaled(fa, acc.weighted, da, acc.sum) + rescaled(fb, later.weighted, db, later.sum);
-  acc.sum = fa * acc.sum + fb * later.sum;
-  acc.weighted = weighted;
-  acc.shift = shift;
-  acc.max = std::max(acc.max, later.max);
-}
-
 template <class T>
-SoftmaxRowStats softmax_row_statistics(const T* z, std::size_t n, double beta, bool parallel,
+OnlineSoftmax<> softmax_row_statistics(const T* z, std::size_t n, double beta, bool parallel,
                                        Workspace& ws) {
   return all_blocks<T, false>(z, static_cast<T*>(nullptr), n, beta, parallel, ws);
 }
 
 template <class T>
-SoftmaxRowStats softmax_terms(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws) {
+OnlineSoftmax<> softmax_terms(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws) {
   return all_blocks<T, true>(z, p, n, beta, parallel, ws);
 }
 
 template <class T>
-void normalise_terms(T* p, std::size_t n, double beta, const SoftmaxRowStats& total, bool parallel,
+void normalise_terms(T* p, std::size_t n, double beta, const OnlineSoftmax<>& total, bool parallel,
                      Workspace& ws) {
   const std::size_t blocks = (n + kSoftmaxBlock - 1) / kSoftmaxBlock;
   const double* scales = ws.doubles(kBlockSlot, 2 * blocks);   // (shift, stored_log2) per block
@@ -338,24 +315,24 @@ void normalise_terms(T* p, std::size_t n, double beta, const SoftmaxRowStats& to
 }
 
 template <class T>
-SoftmaxRowStats softmax_row(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws) {
+OnlineSoftmax<> softmax_row(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws) {
   if (n <= kNarrowRow) {   // its terms are relative to the row's max: one scaling, no block scales
-    const SoftmaxRowStats total = narrow_row<T, true>(z, p, n, beta);
+    const OnlineSoftmax<> total = narrow_row<T, true>(z, p, n, beta);
     scale_block(p, n, 1.0 / total.sum);
     return total;
   }
-  const SoftmaxRowStats total = softmax_terms(z, p, n, beta, parallel, ws);
+  const OnlineSoftmax<> total = softmax_terms(z, p, n, beta, parallel, ws);
   normalise_terms(p, n, beta, total, parallel, ws);
   return total;
 }
 
-template SoftmaxRowStats softmax_row_statistics<double>(const double*, std::size_t, double, bool, Workspace&);
-template SoftmaxRowStats softmax_row_statistics<float>(const float*, std::size_t, double, bool, Workspace&);
-template SoftmaxRowStats softmax_row<double>(const double*, double*, std::size_t, double, bool, Workspace&);
-template SoftmaxRowStats softmax_row<float>(const float*, float*, std::size_t, double, bool, Workspace&);
-template SoftmaxRowStats softmax_terms<double>(const double*, double*, std::size_t, double, bool, Workspace&);
-template SoftmaxRowStats softmax_terms<float>(const float*, float*, std::size_t, double, bool, Workspace&);
-template void normalise_terms<double>(double*, std::size_t, double, const SoftmaxRowStats&, bool, Workspace&);
-template void normalise_terms<float>(float*, std::size_t, double, const SoftmaxRowStats&, bool, Workspace&);
+template OnlineSoftmax<> softmax_row_statistics<double>(const double*, std::size_t, double, bool, Workspace&);
+template OnlineSoftmax<> softmax_row_statistics<float>(const float*, std::size_t, double, bool, Workspace&);
+template OnlineSoftmax<> softmax_row<double>(const double*, double*, std::size_t, double, bool, Workspace&);
+template OnlineSoftmax<> softmax_row<float>(const float*, float*, std::size_t, double, bool, Workspace&);
+template OnlineSoftmax<> softmax_terms<double>(const double*, double*, std::size_t, double, bool, Workspace&);
+template OnlineSoftmax<> softmax_terms<float>(const float*, float*, std::size_t, double, bool, Workspace&);
+template void normalise_terms<double>(double*, std::size_t, double, const OnlineSoftmax<>&, bool, Workspace&);
+template void normalise_terms<float>(float*, std::size_t, double, const OnlineSoftmax<>&, bool, Workspace&);
 
 }  // namespace sharp::norm

@@ -8,44 +8,32 @@
 // threads (`parallel`). One pass over the row reads each logit once and computes one exp per logit:
 // the exp throughput, not memory, is the limit (see bench/normalisers.cpp). Rows of at most 64
 // entries are done whole, relative to their exact max (their fixed costs, not exps, dominate).
-#include <cmath>
 #include <cstddef>
-#include <limits>
 
+#include "core/online_softmax.hpp"
 #include "normalisers/workspace.hpp"
 
 namespace sharp::norm {
 
 inline constexpr std::size_t kSoftmaxBlock = 2048;   // entries per block (workspace slot 3 holds per-block results)
 
-// Statistics of softmax(beta*z) over one row or block (the streaming form of docs/science.md#streaming-entropy), relative to a
-// reference point `shift` (the block kernel takes a cheap estimate of the max, so a block is read
-// once; it redoes the block with the exact max if that estimate is off by more than 512/beta):
-//   sum      = sum_k exp(beta (z_k - shift)),
-//   weighted = sum_k beta (z_k - shift) exp(beta (z_k - shift)),
-//   max      = max_k z_k over unmasked entries (>= shift).
-struct SoftmaxRowStats {
-  double shift = -std::numeric_limits<double>::infinity();
-  double sum = 0.0;
-  double weighted = 0.0;
-  double max = -std::numeric_limits<double>::infinity();
-
-  double log_sum_exp(double beta) const { return beta * shift + std::log(sum); }   // ln sum exp(beta z)
-  double entropy() const { return std::log(sum) - weighted / sum; }              // H(softmax(beta z))
-};
-
-// Appends `later` (the statistics of the entries after those of `acc`, same beta) to `acc`.
-void merge_softmax_stats(SoftmaxRowStats& acc, const SoftmaxRowStats& later, double beta);
+// The statistics of softmax(beta*z) over one row or block are an OnlineSoftmax<> with scale beta
+// (core/online_softmax.hpp, docs/science.md#streaming-entropy): shift in z's units, sum =
+// sum_k exp(beta (z_k - shift)), weighted = sum_k beta (z_k - shift) exp(beta (z_k - shift)),
+// max = max_k z_k over unmasked entries. The shift is a reference point, not necessarily the max:
+// the block kernel takes a cheap estimate of the max (so a block is read once) and redoes the block
+// with the exact max if that estimate is off by more than 512/beta. Blocks merge with
+// merge(later, beta); log_sum_exp(beta) = ln sum exp(beta z).
 
 // One pass over the row, nothing stored. Throws sharp::NumericError (NaN, +inf, all masked).
 template <class T>
-SoftmaxRowStats softmax_row_statistics(const T* z, std::size_t n, double beta, bool parallel,
+OnlineSoftmax<> softmax_row_statistics(const T* z, std::size_t n, double beta, bool parallel,
                                        Workspace& ws);
 
 // p = softmax(beta*z) (masked entries get exactly 0) and the statistics of the row, so the entropy
 // of p comes for free. Throws sharp::NumericError like softmax_row_statistics.
 template <class T>
-SoftmaxRowStats softmax_row(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws);
+OnlineSoftmax<> softmax_row(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws);
 
 // softmax_row in its two halves, for a caller that may discard the terms (adaptive temperature
 // chooses beta from the statistics of the beta = 1 pass and keeps its terms only when beta = 1):
@@ -53,9 +41,9 @@ SoftmaxRowStats softmax_row(const T* z, T* p, std::size_t n, double beta, bool p
 // normalise_terms, with the same n, beta and returned statistics, turns them into softmax(beta*z).
 // Nothing may use workspace slot 3 in between.
 template <class T>
-SoftmaxRowStats softmax_terms(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws);
+OnlineSoftmax<> softmax_terms(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws);
 template <class T>
-void normalise_terms(T* p, std::size_t n, double beta, const SoftmaxRowStats& stats, bool parallel,
+void normalise_terms(T* p, std::size_t n, double beta, const OnlineSoftmax<>& stats, bool parallel,
                      Workspace& ws);
 
 }  // namespace sharp::norm

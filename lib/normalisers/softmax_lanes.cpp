@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/online_softmax.hpp"
 #include "core/simd_exp.hpp"
 #include "normalisers/adaptive_temperature.hpp"
 
@@ -41,7 +42,6 @@ namespace {
 
 using simd::batch_d;
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
-constexpr double kLn2 = 0.693147180559945309417;
 
 // The terms 2^y, y = max(kExp2Zero, (x - max) beta log2 e), of every column (lane = row), and their
 // sums: the same operations per lane as narrow_row in softmax_kernels.cpp, summed in column order.
@@ -80,12 +80,15 @@ bool softmax_lane_group(const T* const z[], T* const p[], std::size_t n, double 
   lane_terms(col, e, columns, max, batch_d(beta * sharp::simd::kLog2e), sum, weighted);
   if (xsimd::any(xsimd::isnan(sum) || xsimd::isnan(weighted) || max == batch_d(kNegInf))) return false;
   if (adaptive) {
-    alignas(64) double s[L], t[L], b[L];
+    alignas(64) double m[L], s[L], t[L], b[L];
+    max.store_aligned(m);
     sum.store_aligned(s);
     weighted.store_aligned(t);
     bool any_sharper = false;
     for (std::size_t i = 0; i < L; ++i) {
-      b[i] = adaptive_beta(std::log(s[i]) - kLn2 * t[i] / s[i]);   // entropy at beta = 1
+      // Lane i's row at beta = 1: sums of 2^y, y = (z - max) log2 e, i.e. base 2 with scale log2 e.
+      const OnlineSoftmax<ExpBase::Two> at_one{.shift = m[i], .max = m[i], .sum = s[i], .weighted = t[i]};
+      b[i] = adaptive_beta(at_one.entropy());
       any_sharper = any_sharper || b[i] != 1.0;
     }
     // Rows whose beta is 1 get the same terms again (same scale, same operations).

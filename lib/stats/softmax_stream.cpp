@@ -20,18 +20,6 @@ constexpr std::size_t W = B::size;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kLn2 = 0.693147180559945309417;
 
-// Neumaier's compensated addition of x into the pair (s, c): s + c carries the exact sum to
-// O(eps²) per step, so a long sequence of additions keeps a relative error of a few ulp.
-inline void neumaier_add(double& s, double& c, double x) {
-  const double t = s + x;
-  if (std::fabs(s) >= std::fabs(x)) {
-    c += (s - t) + x;
-  } else {
-    c += (x - t) + s;
-  }
-  s = t;
-}
-
 struct Extremes {
   double lo;
   double hi;
@@ -129,29 +117,17 @@ ChunkSums chunk_sums(const double* z, std::size_t n, double shift) {
 
 }  // namespace
 
-void SoftmaxStream::rescale_to(double new_max) {
-  // s' = f·s, t' = f·(t + (m − m')·s) with f = exp(m − m') (docs/science.md#streaming-entropy).
-  const double dm = max - new_max;
-  const double f = simd::exp(dm);
-  weighted = f * (weighted + dm * sum);
-  weighted_comp = f * (weighted_comp + dm * sum_comp);
-  sum *= f;
-  sum_comp *= f;
-  max = new_max;
-}
-
 void SoftmaxStream::add_sub_chunk(const double* z, std::size_t n) {
   if (n == 0) return;
   // One pass when the running maximum already bounds the sub-chunk (the usual case once a few
   // sub-chunks are in): sums relative to `max` plus the extremes that confirm it. Otherwise (a new
   // maximum, masked or bad logits, an empty stream) the sums are redone after an extremes pass.
   // Both paths use shift = max(running max, sub-chunk max), so they give the same bits.
-  if (max > -kInf) {
-    const ChunkSums c = chunk_sums<false, true>(z, n, max);
-    if (c.hi <= max && c.lo > -kInf) {
+  if (!softmax.empty()) {
+    const ChunkSums c = chunk_sums<false, true>(z, n, softmax.shift);
+    if (c.hi <= softmax.shift && c.lo > -kInf) {
       if (std::isnan(c.s) || std::isnan(c.t)) throw_bad_logit("NaN");
-      neumaier_add(sum, sum_comp, c.s);
-      neumaier_add(weighted, weighted_comp, c.t);
+      softmax.add_sums(c.s, c.t);
       count += n;
       min = std::min(min, c.lo);
       return;
@@ -167,16 +143,12 @@ void SoftmaxStream::add_sub_chunk(const double* z, std::size_t n) {
     min = std::min(min, e.lo);
     return;
   }
-  const double shift = std::max(max, e.hi);
+  const double shift = std::max(softmax.shift, e.hi);
   const ChunkSums c = e.lo == -kInf ? chunk_sums<true, false>(z, n, shift) : chunk_sums<false, false>(z, n, shift);
   if (std::isnan(c.s) || std::isnan(c.t)) throw_bad_logit("NaN");
-  if (max == -kInf) {
-    max = shift;  // sums are still 0
-  } else if (shift > max) {
-    rescale_to(shift);
-  }
-  neumaier_add(sum, sum_comp, c.s);
-  neumaier_add(weighted, weighted_comp, c.t);
+  if (shift > softmax.shift) softmax.rescale_to(shift);   // an empty stream just takes the shift
+  softmax.add_sums(c.s, c.t);
+  softmax.max = shift;
   count += n;
   min = std::min(min, e.lo);
 }
@@ -198,41 +170,7 @@ void SoftmaxStream::merge(const SoftmaxStream& later) {
   if (later.count == 0) return;
   count += later.count;
   min = std::min(min, later.min);
-  if (later.max == -kInf) return;  // all masked: nothing to add to the sums
-  if (max == -kInf) {
-    max = later.max;
-    sum = later.sum;
-    sum_comp = later.sum_comp;
-    weighted = later.weighted;
-    weighted_comp = later.weighted_comp;
-    return;
-  }
-  SoftmaxStream other = later;
-  if (other.max > max) {
-    rescale_to(other.max);
-  } else if (other.max < max) {
-    other.rescale_to(max);
-  }
-  neumaier_add(sum, sum_comp, other.sum);
-  sum_comp += other.sum_comp;
-  neumaier_add(weighted, weighted_comp, other.weighted);
-  weighted_comp += other.weighted_comp;
-}
-
-double SoftmaxStream::log_sum_exp() const {
-  if (max == -kInf) return -kInf;
-  return max + std::log(total_sum());
-}
-
-double SoftmaxStream::entropy() const {
-  const double s = total_sum();
-  if (max == -kInf || !(s > 0.0)) throw NumericError("SoftmaxStream: entropy of an empty or fully masked row");
-  return std::log(s) - total_weighted() / s;
-}
-
-double SoftmaxStream::probability(double z) const {
-  if (max == -kInf) return 0.0;
-  return std::exp(z - max) / total_sum();
+  softmax.merge(later.softmax);   // an all-masked stream adds nothing to the sums
 }
 
 }  // namespace sharp::stats

@@ -23,17 +23,18 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/compensated_sum.hpp"
+#include "core/online_softmax.hpp"
+
 namespace sharp::stats {
 
 struct SoftmaxStream {
   static constexpr std::size_t kSubChunk = 1024;
 
-  double max = -std::numeric_limits<double>::infinity();  // m (−inf while empty or all masked)
+  // m = softmax.shift = softmax.max (−inf while empty or all masked), s = Σ exp(z − m) and
+  // t = Σ (z − m)·exp(z − m) ≤ 0, each with Neumaier's running correction.
+  OnlineSoftmax<ExpBase::E, CompensatedSum> softmax;
   double min = std::numeric_limits<double>::infinity();   // smallest logit seen (for α_min)
-  double sum = 0.0;             // s = Σ exp(z − m), plus sum_comp (Neumaier's running correction)
-  double sum_comp = 0.0;
-  double weighted = 0.0;        // t = Σ (z − m)·exp(z − m) ≤ 0, plus weighted_comp
-  double weighted_comp = 0.0;
   std::uint64_t count = 0;      // logits seen, masked ones included
 
   // A chunk of logits (for attention: scaled logits z = e/θ). Vectorised.
@@ -43,18 +44,16 @@ struct SoftmaxStream {
   // The statistics of the logits that come after this stream's (rescales both to the common max).
   void merge(const SoftmaxStream& later);
 
-  double total_sum() const { return sum + sum_comp; }                 // s
-  double total_weighted() const { return weighted + weighted_comp; }  // t
+  double max() const { return softmax.max; }
   // m + ln s; −inf for an empty or fully masked stream.
-  double log_sum_exp() const;
+  double log_sum_exp() const { return softmax.log_sum_exp(); }
   // ln s − t/s in nats; throws sharp::NumericError for an empty or fully masked stream.
-  double entropy() const;
+  double entropy() const { return softmax.entropy(); }
   // softmax coefficient exp(z − m)/s of a logit z of this row (0 for an empty stream).
-  double probability(double z) const;
+  double probability(double z) const { return softmax.weight(z); }
 
 private:
   void add_sub_chunk(const double* z, std::size_t n);
-  void rescale_to(double new_max);
 };
 
 }  // namespace sharp::stats

@@ -220,12 +220,12 @@ TEST(DispersionBlockPass, PipelinedUniformTopPassEqualsThePlainLoopBitForBit) {
     const BlockResult plain =
         block_pass(LogitLaw::Uniform, 5, C, Pass{PassKind::SumsFromShift, 0.0}, 2 * kDispersionBlock, count);
     const BlockResult ext = block_pass(LogitLaw::Uniform, 5, C, Pass{PassKind::Extremes}, 2 * kDispersionBlock, count);
-    EXPECT_EQ(top.sum.sum, plain.sum.sum) << count;
-    EXPECT_EQ(top.sum.comp, plain.sum.comp) << count;
-    EXPECT_EQ(top.weighted.sum, plain.weighted.sum) << count;
-    EXPECT_EQ(top.weighted.comp, plain.weighted.comp) << count;
+    EXPECT_EQ(top.softmax.sum.sum, plain.softmax.sum.sum) << count;
+    EXPECT_EQ(top.softmax.sum.comp, plain.softmax.sum.comp) << count;
+    EXPECT_EQ(top.softmax.weighted.sum, plain.softmax.weighted.sum) << count;
+    EXPECT_EQ(top.softmax.weighted.comp, plain.softmax.weighted.comp) << count;
     EXPECT_EQ(top.y_min, ext.y_min) << count;
-    EXPECT_EQ(top.y_max, ext.y_max) << count;
+    EXPECT_EQ(top.softmax.max, ext.softmax.max) << count;
   }
 }
 
@@ -237,7 +237,7 @@ TEST(DispersionRow, AboveSpread600TheTwoPassPathMatchesADirectComputation) {
       for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t{2}, std::uint64_t{1000}, std::uint64_t{70001}}) {
         SCOPED_TRACE(testing::Message() << logit_law_name(law) << " n=" << n << " spread=" << spread);
         const RowStatistics stats = row_statistics(law, n, spread, 1.0, 31, 2);
-        EXPECT_EQ(stats.shift, stats.y_max);  // relative to the max
+        EXPECT_EQ(stats.softmax.shift, stats.y_max());  // relative to the max
         const DispersionRow row = dispersion_row(law, n, spread, 1.0, 31, 2);
         const Direct want = direct(all_logits(law, n, spread, 31), 1.0);
         EXPECT_LT(rel_err(row.alpha_max, want.alpha_max), 1e-12);
@@ -259,12 +259,12 @@ TEST(DispersionRow, SumsStayRelativeToTheTopExceptWhereThatCostsAccuracy) {
   // Long rows: the max is at (or within δ/(θn) of) the top, one pass suffices.
   for (LogitLaw law : kLaws) {
     const RowStatistics stats = row_statistics(law, 200000, 4.0, 1.0, 3, 1);
-    EXPECT_EQ(stats.shift, 0.0) << logit_law_name(law);
+    EXPECT_EQ(stats.softmax.shift, 0.0) << logit_law_name(law);
   }
   // One logit below the top: H = 0 must come out exactly, so the sums are redone from the max.
   const RowStatistics single = row_statistics(LogitLaw::Gaussian, 1, 4.0, 1.0, 3, 1);
-  EXPECT_LT(single.y_max, 0.0);
-  EXPECT_EQ(single.shift, single.y_max);
+  EXPECT_LT(single.y_max(), 0.0);
+  EXPECT_EQ(single.softmax.shift, single.y_max());
   EXPECT_EQ(single.entropy(), 0.0);
   EXPECT_EQ(single.alpha_max(), 1.0);
 }

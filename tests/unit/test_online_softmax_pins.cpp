@@ -172,15 +172,15 @@ TEST(OnlineSoftmaxPins, SoftmaxFamilyRowKernels) {
 }
 
 void add_stream(Pins& pins, const sharp::stats::SoftmaxStream& st) {
-  pins.add(st.max);
+  pins.add(st.max());
   pins.add(st.min);
-  pins.add(st.sum);
-  pins.add(st.sum_comp);
-  pins.add(st.weighted);
-  pins.add(st.weighted_comp);
+  pins.add(st.softmax.sum.sum);
+  pins.add(st.softmax.sum.comp);
+  pins.add(st.softmax.weighted.sum);
+  pins.add(st.softmax.weighted.comp);
   pins.add(static_cast<double>(st.count));
   pins.add(st.log_sum_exp());
-  pins.add(st.max == -kInf ? 0.0 : st.entropy());
+  pins.add(st.max() == -kInf ? 0.0 : st.entropy());
   pins.add(st.probability(0.25));
 }
 
@@ -237,12 +237,12 @@ TEST(OnlineSoftmaxPins, DispersionRow) {
       const RowStatistics r = row_statistics(law, c.n, c.spread, c.theta, 5 + c.n, 1);
       pins.add(r.top);
       pins.add(r.y_min);
-      pins.add(r.y_max);
-      pins.add(r.shift);
-      pins.add(r.sum.sum);
-      pins.add(r.sum.comp);
-      pins.add(r.weighted.sum);
-      pins.add(r.weighted.comp);
+      pins.add(r.y_max());
+      pins.add(r.softmax.shift);
+      pins.add(r.softmax.sum.sum);
+      pins.add(r.softmax.sum.comp);
+      pins.add(r.softmax.weighted.sum);
+      pins.add(r.softmax.weighted.comp);
       pins.add(r.alpha_max());
       pins.add(r.alpha_min());
       pins.add(r.entropy());
