@@ -112,16 +112,8 @@ void attention_forward(T* out, const T* qkv, const AttentionShape& shape, const 
       s.stats.resize(rows);
       for (std::size_t r = 0; r < rows; ++r)
         s.stats[r] = attention_row_stats(S + r * ldS, P + r * ldS, shape.keys(r0 + r), normaliser);
-      AttentionTile<T> t;
-      t.sequence = b;
-      t.layer = heads.layer;
-      t.head = h;
-      t.first_row = r0;
-      t.rows = rows;
-      t.stats = s.stats.data();
-      t.probabilities = want_p ? P : nullptr;
-      t.stride = want_p ? ldS : 0;
-      observer->observe(t);
+      observer->observe(AttentionTile<T>{b, heads.layer, h, r0, rows, s.stats.data(), want_p ? P : nullptr,
+                                         want_p ? ldS : 0});
     }
   });
 }

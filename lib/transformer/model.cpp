@@ -8,6 +8,7 @@
 #include "core/errors.hpp"
 #include "nn/gemm.hpp"
 #include "nn/linear.hpp"
+#include "transformer/blockwise_attention.hpp"
 #include "transformer/gelu.hpp"
 #include "transformer/layer_norm.hpp"
 #include "transformer/parallel_items.hpp"
@@ -94,6 +95,15 @@ void allocate(ForwardCache<T>& cache, const TransformerConfig& c, std::size_t ba
   }
 }
 
+// Inference takes blockwise attention (O(n·d) memory) when every head is of the softmax family and
+// no observer asks for whole probability rows.
+bool blockwise(const AttentionHeads& heads, const AttentionObserver* observer) {
+  if (observer && observer->wants_probabilities()) return false;
+  for (const norm::Normaliser* n : heads.normalisers)
+    if (!blockwise_supported(*n)) return false;
+  return true;
+}
+
 template <class T>
 T* data_or_null(std::vector<T>& v, std::size_t offset) {
   return v.empty() ? nullptr : v.data() + offset;
@@ -177,8 +187,11 @@ void transformer_forward(const Transformer& model, const T* params, const std::i
         for (std::size_t r = r0; r < r0 + rows; ++r) rope_rotate(q + r * W3, 1, W3, 2 * H, dh, r % n);
     });
 
-    attention_forward(at, q, AttentionShape{batch, n, H, dh, c.causal}, heads->layer(l),
-                      bc ? &bc->attention : nullptr, observer);
+    const AttentionShape shape{batch, n, H, dh, c.causal};
+    if (!bc && blockwise(heads->layer(l), observer))
+      attention_forward_blockwise(at, q, shape, heads->layer(l), observer);
+    else
+      attention_forward(at, q, shape, heads->layer(l), bc ? &bc->attention : nullptr, observer);
 
     parallel_items(chunks, 2 * R * d * (d + 2 * F), [&](std::size_t ci, std::size_t th) {
       const std::size_t r0 = ci * kChunkRows, rows = chunk_rows(ci);

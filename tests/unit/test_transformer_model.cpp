@@ -12,7 +12,10 @@
 
 #include "core/errors.hpp"
 #include "transformer/model.hpp"
+#include "transformer/blockwise_attention.hpp"
+#include "transformer/decoder.hpp"
 #include "transformer/model_arrays.hpp"
+#include "transformer/positional.hpp"
 
 namespace {
 
@@ -204,6 +207,107 @@ TEST(TransformerArrays, RoundTripAndErrors) {
   wrong.at("param.embedding").values[3] = 0.1;   // not a float32 value
   EXPECT_THROW(params_from_arrays<float>(model.layout(), wrong), sharp::NumericError);
   EXPECT_NO_THROW(params_from_arrays<double>(model.layout(), wrong));
+}
+
+}  // namespace
+
+namespace {
+
+// Blockwise attention (online row statistics) equals query-tiled attention (each row through the
+// normaliser): outputs and every row statistic, across tiles and key blocks.
+struct CollectAll : AttentionObserver {
+  explicit CollectAll(std::size_t slots) : stats(slots) {}
+  void observe(const AttentionTile<double>& t) override {
+    for (std::size_t r = 0; r < t.rows; ++r)
+      stats[(t.sequence * 2 + t.head) * 300 + t.first_row + r] = t.stats[r];
+  }
+  std::vector<AttentionRowStats> stats;
+};
+
+TEST(BlockwiseAttention, EqualsQueryTiledAttention) {
+  for (const std::string spec : {"softmax", "softmax:beta=2.5", "ssmax:s=0.4", "adaptive"})
+    for (bool causal : {true, false})
+      for (bool alibi : {false, true}) {
+        SCOPED_TRACE(spec + (causal ? " causal" : " encoder") + (alibi ? " alibi" : ""));
+        const AttentionShape shape{2, 300, 2, 8, causal};   // 5 query tiles, 2 key blocks
+        std::vector<double> qkv(shape.batch * shape.length * 3 * shape.width());
+        for (std::size_t i = 0; i < qkv.size(); ++i) qkv[i] = 2.0 * std::sin(0.37 * double(i) + 0.001 * double(i * i));
+        auto normaliser = sharp::norm::make_normaliser(spec);
+        AttentionHeads heads;
+        heads.normalisers = {normaliser.get(), normaliser.get()};
+        if (alibi) heads.alibi = alibi_slopes(2);
+        const std::size_t out_size = shape.batch * shape.length * shape.width();
+        std::vector<double> naive(out_size), blocked(out_size);
+        CollectAll a(2 * 2 * 300), b(2 * 2 * 300);
+        attention_forward(naive.data(), qkv.data(), shape, heads, nullptr, &a);
+        attention_forward_blockwise(blocked.data(), qkv.data(), shape, heads, &b);
+        double worst = 0;
+        for (std::size_t i = 0; i < out_size; ++i)
+          worst = std::max(worst, std::abs(naive[i] - blocked[i]) / std::max(1.0, std::abs(naive[i])));
+        EXPECT_LT(worst, 1e-12);
+        double worst_stat = 0, worst_entropy = 0;
+        for (std::size_t i = 0; i < a.stats.size(); ++i) {
+          const AttentionRowStats &x = a.stats[i], &y = b.stats[i];
+          ASSERT_EQ(x.keys, y.keys);
+          EXPECT_EQ(x.logit_max, y.logit_max);
+          EXPECT_EQ(x.logit_min, y.logit_min);
+          for (auto [u, w] : {std::pair{x.alpha_max, y.alpha_max}, {x.alpha_min, y.alpha_min}, {x.beta, y.beta}})
+            worst_stat = std::max(worst_stat, std::abs(u - w) / std::max(1e-300, std::abs(u)));
+          // ln s − t/s carries the absolute rounding of s (≈1e-16) however small H is.
+          worst_entropy = std::max(worst_entropy, std::abs(x.entropy - y.entropy) / std::max(1e-4, x.entropy));
+        }
+        EXPECT_LT(worst_stat, 1e-11);
+        EXPECT_LT(worst_entropy, 1e-11);
+      }
+  auto entmax = sharp::norm::make_normaliser("entmax15");
+  AttentionHeads heads;
+  heads.normalisers = {entmax.get()};
+  std::vector<double> qkv(3 * 4), out(4);
+  EXPECT_THROW(attention_forward_blockwise(out.data(), qkv.data(), AttentionShape{1, 1, 1, 4, true}, heads, nullptr),
+               sharp::BadInput);
+}
+
+}  // namespace
+
+namespace {
+
+// Cached decoding equals the full forward pass at every position, for every positional scheme and a
+// whole-row normaliser too: double to 1e-12, float to 1e-5.
+template <class T>
+double worst_decode_difference(const TransformerConfig& c) {
+  const Transformer model(c);
+  std::vector<double> pd(model.parameter_count());
+  init_parameters(model.layout(), pd.data(), 21);
+  const std::vector<T> p(pd.begin(), pd.end());
+  const std::size_t n = 70, V = c.vocab;
+  const auto tokens = tokens_for(n, V);
+  std::vector<T> full(n * V), step(V);
+  transformer_forward(model, p.data(), tokens.data(), 1, n, full.data());
+  Decoder<T> decoder(model, p.data(), n);
+  double worst = 0;
+  for (std::size_t t = 0; t < n; ++t) {
+    decoder.push(tokens[t], step.data());
+    for (std::size_t v = 0; v < V; ++v)
+      worst = std::max(worst, std::abs(double(step[v]) - double(full[t * V + v])) / std::max(1.0, std::abs(double(full[t * V + v]))));
+  }
+  EXPECT_THROW(decoder.push(0, step.data()), sharp::BadInput);
+  return worst;
+}
+
+TEST(Decoder, CachedDecodingEqualsFullForward) {
+  for (const std::string& name : positional_names())
+    for (const std::string spec : {"softmax", "adaptive", "entmax15"}) {
+      TransformerConfig c = small_config(parse_positional(name));
+      c.normaliser = spec;
+      SCOPED_TRACE(name + " " + spec);
+      EXPECT_LT(worst_decode_difference<double>(c), 1e-12);
+      EXPECT_LT(worst_decode_difference<float>(c), 1e-5);
+    }
+  TransformerConfig encoder = small_config();
+  encoder.causal = false;
+  const Transformer model(encoder);
+  std::vector<float> p(model.parameter_count());
+  EXPECT_THROW(Decoder<float>(model, p.data(), 8), sharp::BadInput);
 }
 
 }  // namespace

@@ -1,0 +1,213 @@
+#include "transformer/blockwise_attention.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <xsimd/xsimd.hpp>
+
+#include "core/errors.hpp"
+#include "core/simd_exp.hpp"
+#include "nn/gemm.hpp"
+#include "normalisers/adaptive_temperature.hpp"
+#include "transformer/parallel_items.hpp"
+
+namespace sharp::transformer {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+enum class Kind { Softmax, Ssmax, Adaptive };
+
+Kind kind_of(const norm::Normaliser& n) {
+  const std::string& name = n.spec().name;
+  if (name == "softmax") return Kind::Softmax;
+  if (name == "ssmax") return Kind::Ssmax;
+  return Kind::Adaptive;
+}
+
+// Running statistics of one query row (relative to m; empty while s == 0).
+struct RowState {
+  double m = -kInf, zmin = kInf, s = 0.0, t = 0.0, beta = 1.0;
+};
+
+// Sums over z[0..count) of w = e^{β(z − m)} and β(z − m)·w (w written to p when p is not null), in
+// SIMD lanes then one horizontal add: the same bits for any thread count.
+template <class T>
+void block_sums(const double* z, T* p, std::size_t count, double beta, double m, double& s_out, double& t_out) {
+  using B = xsimd::batch<double>;
+  constexpr std::size_t L = B::size;
+  B s(0.0), t(0.0);
+  const B vb(beta), vm(m);
+  std::size_t j = 0;
+  for (; j + L <= count; j += L) {
+    const B u = vb * (B::load_unaligned(z + j) - vm);
+    const B w = simd::exp_bounded(u);
+    s += w;
+    t = xsimd::fma(u, w, t);
+    if (p) {
+      alignas(64) double buf[L];
+      w.store_aligned(buf);
+      for (std::size_t k = 0; k < L; ++k) p[j + k] = T(buf[k]);
+    }
+  }
+  double ss = xsimd::hadd(s), tt = xsimd::hadd(t);
+  for (; j < count; ++j) {
+    const double u = beta * (z[j] - m);
+    const double w = simd::exp_bounded(u);
+    ss += w;
+    tt = std::fma(u, w, tt);
+    if (p) p[j] = T(w);
+  }
+  s_out = ss;
+  t_out = tt;
+}
+
+}  // namespace
+
+bool blockwise_supported(const norm::Normaliser& normaliser) {
+  const std::string& name = normaliser.spec().name;
+  return name == "softmax" || name == "ssmax" || name == "adaptive";
+}
+
+template <class T>
+void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& shape, const AttentionHeads& heads,
+                                 AttentionObserver* observer) {
+  for (const norm::Normaliser* n : heads.normalisers)
+    if (!blockwise_supported(*n))
+      throw BadInput("blockwise attention takes softmax, ssmax or adaptive heads, not '" + n->name() + "'");
+  const std::size_t B = shape.batch, n = shape.length, H = shape.heads, dh = shape.d_head, W = shape.width();
+  const std::size_t ld = 3 * W;
+  const std::size_t tiles = (n + kTileRows - 1) / kTileRows;
+  const T scale = T(1.0 / std::sqrt(double(dh)));
+  struct Scratch {
+    std::vector<T> S, P, acc;
+    std::vector<double> z;
+    std::vector<RowState> rows;
+    std::vector<AttentionRowStats> stats;
+  };
+  std::vector<Scratch> scratch(static_cast<std::size_t>(omp_get_max_threads()));
+  const std::size_t work = B * n * (shape.causal ? n / 2 + 1 : n) * 4 * W;
+  parallel_items(B * H * tiles, work, [&](std::size_t item, std::size_t thread) {
+    const std::size_t b = item / (H * tiles), h = (item / tiles) % H, tile = item % tiles;
+    const std::size_t r0 = tile * kTileRows, rows = std::min(kTileRows, n - r0);
+    const std::size_t kend = shape.causal ? r0 + rows : n;
+    Scratch& sc = scratch[thread];
+    sc.S.resize(kTileRows * kKeyBlock);
+    sc.P.resize(kTileRows * kKeyBlock);
+    sc.acc.assign(rows * dh, T(0));
+    sc.z.resize(kKeyBlock);
+    sc.rows.assign(rows, RowState{});
+    const T* q = qkv + (b * n + r0) * ld + h * dh;
+    const T* k = qkv + b * n * ld + W + h * dh;
+    const T* v = qkv + b * n * ld + 2 * W + h * dh;
+    const norm::Normaliser& normaliser = *heads.normalisers[h];
+    const Kind kind = kind_of(normaliser);
+    const double slope = heads.alibi.empty() ? 0.0 : heads.alibi[h];
+    for (std::size_t r = 0; r < rows; ++r) {
+      const double keys = double(shape.keys(r0 + r));
+      sc.rows[r].beta = kind == Kind::Softmax ? normaliser.spec().param("beta")
+                        : kind == Kind::Ssmax ? normaliser.spec().param("s") * std::log(keys)
+                                              : 1.0;
+    }
+
+    // One pass over the key blocks. accumulate = false: statistics only (adaptive's first pass).
+    auto pass = [&](bool accumulate) {
+      for (std::size_t j0 = 0; j0 < kend; j0 += kKeyBlock) {
+        const std::size_t jn = std::min(kKeyBlock, kend - j0);
+        T* S = sc.S.data();
+        T* P = sc.P.data();
+        nn::gemm(nn::Trans::No, nn::Trans::Yes, rows, jn, dh, scale, q, ld, k + j0 * ld, ld, T(0), S, jn);
+        for (std::size_t r = 0; r < rows; ++r) {
+          const std::size_t i = r0 + r, keys = shape.keys(i);
+          const std::size_t valid = keys > j0 ? std::min(jn, keys - j0) : 0;
+          T* prow = P + r * jn;
+          if (valid == 0) {
+            if (accumulate) std::fill(prow, prow + jn, T(0));
+            continue;
+          }
+          double* z = sc.z.data();
+          double bmax = -kInf, bmin = kInf;
+          for (std::size_t j = 0; j < valid; ++j) {
+            double zj = double(S[r * jn + j]);
+            if (slope != 0.0) {
+              const std::size_t kj = j0 + j;
+              zj -= double(T(slope * double(i > kj ? i - kj : kj - i)));
+              zj = double(T(zj));   // as attention_forward: the bias is added in T
+            }
+            if (!std::isfinite(zj))
+              throw NumericError("attention: logit " + std::to_string(j0 + j) + " of row " + std::to_string(i) +
+                                 " is not finite");
+            z[j] = zj;
+            bmax = std::max(bmax, zj);
+            bmin = std::min(bmin, zj);
+          }
+          RowState& st = sc.rows[r];
+          st.zmin = std::min(st.zmin, bmin);
+          if (bmax > st.m) {
+            if (st.s > 0.0) {   // move the reference to the new max: s ← f s, t ← f (t + d s)
+              const double d = st.beta * (st.m - bmax), f = simd::exp_bounded(d);
+              st.t = f == 0.0 ? 0.0 : f * std::fma(d, st.s, st.t);
+              st.s *= f;
+              if (accumulate)
+                for (std::size_t c = 0; c < dh; ++c) sc.acc[r * dh + c] = T(double(sc.acc[r * dh + c]) * f);
+            }
+            st.m = bmax;
+          }
+          double s, t;
+          block_sums(z, accumulate ? prow : static_cast<T*>(nullptr), valid, st.beta, st.m, s, t);
+          st.s += s;
+          st.t += t;
+          if (accumulate) std::fill(prow + valid, prow + jn, T(0));
+        }
+        if (accumulate)
+          nn::gemm(nn::Trans::No, nn::Trans::No, rows, dh, jn, T(1), P, jn, v + j0 * ld, ld, T(1), sc.acc.data(), dh);
+      }
+    };
+
+    if (kind == Kind::Adaptive) {
+      pass(false);
+      for (RowState& st : sc.rows) {
+        const double entropy = std::log(st.s) - st.t / st.s;
+        st.beta = norm::adaptive_beta(entropy);
+        // The second pass starts from the final max (no rescaling) with fresh sums.
+        st.s = 0.0;
+        st.t = 0.0;
+        st.m = -kInf;
+      }
+    }
+    pass(true);
+
+    T* o = out + (b * n + r0) * W + h * dh;
+    for (std::size_t r = 0; r < rows; ++r) {
+      const double inv = 1.0 / sc.rows[r].s;
+      for (std::size_t c = 0; c < dh; ++c) o[r * W + c] = T(double(sc.acc[r * dh + c]) * inv);
+    }
+    if (observer) {
+      sc.stats.resize(rows);
+      for (std::size_t r = 0; r < rows; ++r) {
+        const RowState& st = sc.rows[r];
+        AttentionRowStats& s = sc.stats[r];
+        s.keys = std::uint32_t(shape.keys(r0 + r));
+        s.logit_max = st.m;
+        s.logit_min = st.zmin;
+        s.alpha_max = 1.0 / st.s;
+        s.alpha_min = simd::exp_bounded(st.beta * (st.zmin - st.m)) / st.s;
+        s.entropy = std::log(st.s) - st.t / st.s;
+        s.beta = st.beta;
+        s.support = s.keys;
+      }
+      observer->observe(AttentionTile<T>{b, heads.layer, h, r0, rows, sc.stats.data()});
+    }
+  });
+}
+
+template void attention_forward_blockwise<float>(float*, const float*, const AttentionShape&, const AttentionHeads&,
+                                                 AttentionObserver*);
+template void attention_forward_blockwise<double>(double*, const double*, const AttentionShape&,
+                                                  const AttentionHeads&, AttentionObserver*);
+
+}  // namespace sharp::transformer

@@ -1,0 +1,31 @@
+#pragma once
+// Attention for long inputs with online row statistics (docs/science.md#streaming-entropy): keys are
+// visited in blocks of kKeyBlock, each query row keeps its running max m, s = Σ e^{β(z−m)},
+// t = Σ β(z−m)·e^{β(z−m)} and Σ e^{β(z−m)} v, rescaled when m rises; out = Σ e^{β(z−m)} v / s. Memory
+// O(kTileRows·(kKeyBlock + d_head)) per thread besides qkv and out: O(n·d) for a sequence, not O(n²).
+// For the softmax family only, with β per row: softmax β, ssmax s·ln k, and adaptive in two passes
+// (the first finds the max, s, t at β = 1, hence H = ln s − t/s and β(H); the second applies β with
+// the max already final). Observer statistics come from the same sums: α_max = 1/s,
+// α_min = e^{β(min z − m)}/s, H = ln s − t/s; support = k (every weight of a softmax is > 0).
+// Shapes and tiles as attention_forward (attention.hpp); results equal it to rounding (≈1e-15 in
+// double) and do not depend on the thread count.
+#include <cstddef>
+
+#include "normalisers/normaliser.hpp"
+#include "transformer/attention.hpp"
+#include "transformer/observer.hpp"
+
+namespace sharp::transformer {
+
+inline constexpr std::size_t kKeyBlock = 256;
+
+// True for the normalisers blockwise attention handles (softmax, ssmax, adaptive).
+bool blockwise_supported(const norm::Normaliser& normaliser);
+
+// Every head of `heads` must be blockwise_supported (else sharp::BadInput). The observer gets
+// statistics only (AttentionTile::probabilities is nullptr even if it wants probabilities).
+template <class T>
+void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& shape, const AttentionHeads& heads,
+                                 AttentionObserver* observer);
+
+}  // namespace sharp::transformer
