@@ -182,6 +182,7 @@ void transformer_forward(const Transformer& model, const T* params, const std::i
                            params + o.ln1_gain, params + o.ln1_bias, rows, d);
         a = dst;
       }
+      if (observer) observer->observe_input(LayerInputChunk<T>{l, r0, rows, d, a});
       nn::linear_forward(q + r0 * W3, a, params + o.qkv_weight, params + o.qkv_bias, rows, d, W3);
       if (c.positional == Positional::Rope)   // q and k of every head: 2H blocks of d_head
         for (std::size_t r = r0; r < r0 + rows; ++r) rope_rotate(q + r * W3, 1, W3, 2 * H, dh, r % n);

@@ -29,6 +29,16 @@ struct AttentionTile {
   std::size_t stride = 0;                     // nullptr unless wants_probabilities()
 };
 
+// The input of layer `layer`'s attention (after LN1; the residual stream without LayerNorm): rows
+// first_row … first_row + rows − 1 of the flattened [batch·length] tokens, `width` = d_model values each.
+// Queries and keys are linear in it, which is what the weight-norm bound needs
+// (docs/science.md#weight-norm-bound).
+template <class T>
+struct LayerInputChunk {
+  std::size_t layer = 0, first_row = 0, rows = 0, width = 0;
+  const T* values = nullptr;   // [rows, width]
+};
+
 // observe() is called once per tile, from the worker threads, possibly concurrently for different
 // tiles (each (sequence, layer, head, row) is seen exactly once per forward pass): an observer
 // writes each row's result to its own slot, or locks.
@@ -38,6 +48,9 @@ class AttentionObserver {
   virtual bool wants_probabilities() const { return false; }
   virtual void observe(const AttentionTile<float>& tile) {}
   virtual void observe(const AttentionTile<double>& tile) {}
+  // Called once per chunk of rows of every layer, like observe() from the worker threads.
+  virtual void observe_input(const LayerInputChunk<float>& chunk) {}
+  virtual void observe_input(const LayerInputChunk<double>& chunk) {}
 };
 
 }  // namespace sharp::transformer

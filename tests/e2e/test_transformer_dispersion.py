@@ -1,0 +1,119 @@
+"""sharp-transformer-dispersion end to end on tiny random transformers (1 layer, 2 heads, d_model 16):
+the theorem's check (analysis/transformer_theorem.py) passes on bounded positions with and without
+LayerNorm and reports that the hypothesis fails for ALiBi and for index positions without LayerNorm;
+the lemma has no violating row for softmax, adaptive and ssmax heads; every head's δ stays under its
+weight-norm bound; data do not depend on --threads; per-row arrays only on request; bad input
+(positions beyond a learned table, a checkpoint with random-model flags or of the wrong experiment)
+is exit 2 with nothing written. ctest runs it with SHARP_BIN_DIR set; a few seconds of CPU.
+"""
+import os
+import subprocess
+import sys
+import unittest
+
+import h5py
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "../../analysis"))
+from e2e_support import ResultDirCase, run  # noqa: E402
+import common  # noqa: E402
+import transformer_theorem  # noqa: E402
+
+BIN = "sharp-transformer-dispersion"
+TINY = ["--layers", "1", "--heads", "2", "--d-model", "16", "--vocab", "16", "--quiet"]
+
+
+class TransformerDispersion(ResultDirCase):
+    def theorem(self, path):
+        checks = transformer_theorem.check_models(common.load_result(path, "transformer-dispersion"))
+        return {(c.key["positional"], c.key["layer_norm"]): c for c in checks}
+
+    def test_theorem_holds_on_bounded_positions_and_fails_on_the_negative_controls(self):
+        out = self.path("t.h5")
+        run(BIN, *TINY, "--n", "2^5..2^11", "--positional", "none,sinusoidal,learned,rope,alibi,index",
+            "--layer-norm", "0,1", "--max-length", "2048", "--out", out, check=0)
+        checks = self.theorem(out)
+        self.assertEqual(len(checks), 12)
+        for key in [("none", 0), ("none", 1), ("rope", 0), ("rope", 1), ("sinusoidal", 1), ("learned", 1),
+                    ("index", 1)]:
+            self.assertTrue(checks[key].holds, f"{key}: {checks[key].verdict()}")
+        for key in [("alibi", 0), ("alibi", 1), ("index", 0)]:
+            self.assertFalse(checks[key].levels_off, f"{key}: {checks[key].verdict()}")
+            self.assertIn("hypothesis FAILS", checks[key].verdict())
+        with h5py.File(out, "r") as f:
+            self.assertEqual(int(np.sum(f["points/lemma_violations"][()])), 0)
+            self.assertEqual(int(np.sum(f["points/weight_bound_violations"][()])), 0)
+            ratio = f["points/weight_bound_ratio_max"][()]
+            self.assertTrue(np.all((ratio > 0) & (ratio <= 1)), ratio)
+        p = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "../../analysis/transformer_theorem.py"), out],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.count("hypothesis FAILS"), 3, p.stdout)
+
+    def test_lemma_has_no_violation_for_the_softmax_family(self):
+        out = self.path("l.h5")
+        run(BIN, *TINY, "--n", "16,100,512", "--normaliser", "softmax,adaptive,ssmax:s=0.3,softmax:beta=4",
+            "--init-scale", "1,8", "--input", "uniform,needle", "--out", out, check=0)
+        with h5py.File(out, "r") as f:
+            rows = f["points/lemma_rows"][()]
+            n = f["points/params/n"][()]
+            self.assertTrue(np.all(rows == 2 * n))   # every row of both heads checked
+            self.assertEqual(int(np.sum(f["points/lemma_violations"][()])), 0)
+            beta = f["points/beta_max"][()]
+            norm = f["points/params/normaliser"].asstr()[()]
+            self.assertTrue(np.all(beta[norm == "softmax:beta=4"] == 4.0))
+            self.assertTrue(np.all(beta[norm == "adaptive"] >= 1.0))
+
+    def test_summaries_threads_and_row_arrays(self):
+        one, two = self.path("1.h5"), self.path("2.h5")
+        args = [*TINY, "--n", "64,96", "--causal", "0,1", "--samples", "2", "--positional", "rope"]
+        run(BIN, *args, "--threads", "1", "--out", one, check=0)
+        run(BIN, *args, "--threads", "2", "--out", two, check=0)
+        self.assertSameData(one, two)
+        res = common.load_result(one, "transformer-dispersion")
+        for i, pid in enumerate(res.ids):
+            a = res.arrays(pid)
+            self.assertEqual(a["delta_max"].shape, (1, 2))
+            self.assertFalse(any(k.startswith("row.") for k in a))
+            n, causal = res.params["n"][i], res.params["causal"][i]
+            baseline = res.metrics["uniform_baseline"][i]
+            expected = np.log(n) if causal == 0 else np.sum(np.log(np.arange(1, n + 1))) / n
+            self.assertAlmostEqual(baseline, expected, places=10)
+            self.assertEqual(res.metrics["delta_max"][i], a["delta_max"].max())
+        rows = self.path("rows.h5")
+        run(BIN, *TINY, "--n", "40", "--samples", "3", "--row-arrays", "1", "--out", rows, check=0)
+        res = common.load_result(rows, "transformer-dispersion")
+        a = res.arrays(res.ids[0])
+        self.assertEqual(a["row.delta"].shape, (1, 2, 3, 40))
+        np.testing.assert_array_equal(a["delta_max"], a["row.delta"].max(axis=(2, 3)))
+        np.testing.assert_allclose(a["alpha_max_last"], a["row.alpha_max"][:, :, :, -1].mean(axis=2), rtol=1e-15)
+        self.assertTrue(np.all(a["row.support"][0, 0, 0] == np.arange(1, 41)))   # causal softmax: k keys
+
+    def test_bad_input_is_refused_before_anything_is_written(self):
+        out = self.path("bad.h5")
+        cases = [
+            (["--positional", "learned", "--max-length", "64", "--n", "65"], "longer than the learned"),
+            (["--d-model", "30", "--heads", "4", "--n", "16"], "not a multiple"),
+            (["--positional", "rope", "--d-model", "12", "--heads", "4", "--n", "16"], "even d_head"),
+            (["--checkpoint", "missing.h5", "--n", "16"], "does not exist"),
+            (["--n", "2^18"], "maximum"),
+            (["--normaliser", "softmax:gamma=2", "--n", "16"], "normaliser"),
+        ]
+        weights = self.path("other.h5")
+        run("sharp-weight-bound", "--n", "16", "--trials", "2", "--out", weights, "--quiet", check=0)
+        cases += [
+            (["--checkpoint", weights, "--n", "16"], "has no transformer models"),
+            (["--checkpoint", weights, "--layers", "2", "--n", "16"], "--layers shapes a random model"),
+        ]
+        for args, message in cases:
+            p = run(BIN, *args, "--out", out, "--quiet")
+            self.assertEqual(p.returncode, 2, f"{args}: {p.stdout}{p.stderr}")
+            self.assertIn(message, p.stderr, args)
+            self.assertFalse(os.path.exists(out), args)
+            self.assertFalse(os.path.exists(out + ".parts"), args)
+
+
+if __name__ == "__main__":
+    unittest.main()

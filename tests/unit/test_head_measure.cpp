@@ -1,0 +1,114 @@
+// lib/head_measure: per-head summaries from hand-made rows (half rows, last row, the lemma check
+// catching a row outside its bounds), the layer-input hook seeing every row, and the weight-norm
+// bound holding on every head of random transformers (ALiBi included).
+#include <cmath>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "head_measure/head_summary.hpp"
+#include "head_measure/head_weight_bound.hpp"
+#include "head_measure/row_recorder.hpp"
+#include "transformer/model.hpp"
+
+namespace {
+
+using namespace sharp;
+using transformer::AttentionRowStats;
+
+AttentionRowStats row(double zmax, double zmin, double amax, double amin, double h, std::uint32_t k, double beta = 1) {
+  AttentionRowStats s;
+  s.logit_max = zmax;
+  s.logit_min = zmin;
+  s.alpha_max = amax;
+  s.alpha_min = amin;
+  s.entropy = h;
+  s.beta = beta;
+  s.keys = k;
+  s.support = k;
+  return s;
+}
+
+void feed(head_measure::RowRecorder& rec, std::size_t head, const std::vector<AttentionRowStats>& rows) {
+  transformer::AttentionTile<double> t;
+  t.head = head;
+  t.rows = rows.size();
+  t.stats = rows.data();
+  rec.observe(t);
+  std::vector<double> input(rows.size(), 1.0);
+  transformer::LayerInputChunk<double> c{0, 0, rows.size(), 1, input.data()};
+  rec.observe_input(c);
+}
+
+TEST(HeadSummary, HalfRowsLastRowAndLemmaCounts) {
+  head_measure::RowRecorder rec(1, 1, 2, 4);
+  // Head 0: causal rows k = 1..4, uniform, δ 0 on the first row. Uniform rows meet the upper bound
+  // with equality (α_max·k = 1 = e^0): not a violation.
+  feed(rec, 0, {row(0, 0, 1, 1, 0, 1), row(1, 0, 0.6, 0.4, 0.67, 2), row(2, 0, 0.5, 0.2, 1.0, 3),
+                row(1, 1, 0.25, 0.25, std::log(4.0), 4)});
+  // Head 1: the last row claims α_max·k = 4·0.9 = 3.6 > e^{1·1}: an upper violation; the third
+  // α_min·k = 3·0.01 < e^{-1}: a lower one; the second has no β (a sparse normaliser): unchecked.
+  feed(rec, 1, {row(0, 0, 1, 1, 0, 1), row(5, 0, 1, 0, 0, 2, NAN), row(1, 0, 0.5, 0.01, 0.8, 3),
+                row(1, 0, 0.9, 0.1, 0.4, 4)});
+  EXPECT_EQ(rec.missing_rows(), 0u);
+  const auto s = head_measure::summarise_heads(rec);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].delta_max, 2.0);
+  EXPECT_EQ(s[0].delta_half_max, 2.0);              // rows with k >= 2
+  EXPECT_DOUBLE_EQ(s[0].delta_half_mean, (1.0 + 2.0 + 0.0) / 3.0);
+  EXPECT_EQ(s[0].alpha_max_last, 0.25);
+  EXPECT_DOUBLE_EQ(s[0].entropy_gap_half, ((std::log(2.0) - 0.67) + (std::log(3.0) - 1.0) + 0.0) / 3.0);
+  EXPECT_EQ(s[0].lemma_rows, 4);
+  EXPECT_EQ(s[0].lemma_violations_upper + s[0].lemma_violations_lower, 0);
+  EXPECT_EQ(s[1].delta_max, 5.0);
+  EXPECT_EQ(s[1].lemma_rows, 3);
+  EXPECT_EQ(s[1].lemma_violations_upper, 1);
+  EXPECT_EQ(s[1].lemma_violations_lower, 1);
+  EXPECT_EQ(head_measure::uniform_entropy_baseline(4, false), std::log(4.0));
+  EXPECT_NEAR(head_measure::uniform_entropy_baseline(4, true), std::log(24.0) / 4.0, 1e-15);
+}
+
+TEST(HeadSummary, RecorderNoticesRowsNeverObserved) {
+  head_measure::RowRecorder rec(1, 1, 1, 3);
+  feed(rec, 0, {row(0, 0, 1, 1, 0, 1), row(0, 0, 0.5, 0.5, std::log(2.0), 2)});
+  EXPECT_GT(rec.missing_rows(), 0u);
+}
+
+// Every head's largest δ_row on a random model stays under its weight-norm bound (for ALiBi with
+// the bias term slope·(n − 1)), and the lemma has no violating row.
+TEST(HeadWeightBound, HoldsOnRandomModels) {
+  for (auto pos : {transformer::Positional::None, transformer::Positional::Rope, transformer::Positional::Index,
+                   transformer::Positional::Alibi}) {
+    for (bool ln : {true, false}) {
+      transformer::TransformerConfig c;
+      c.layers = 2;
+      c.heads = 2;
+      c.d_model = 16;
+      c.vocab = 11;
+      c.positional = pos;
+      c.layer_norm = ln;
+      const transformer::Transformer model(c);
+      std::vector<double> params(model.parameter_count());
+      transformer::init_parameters(model.layout(), params.data(), 42);
+      const std::size_t n = 300;
+      std::vector<std::int32_t> tokens(n);
+      for (std::size_t i = 0; i < n; ++i) tokens[i] = std::int32_t((i * 5 + i / 7) % c.vocab);
+      head_measure::RowRecorder rec(1, c.layers, c.heads, n);
+      transformer::transformer_forward<double>(model, params.data(), tokens.data(), 1, n, nullptr, nullptr, &rec);
+      ASSERT_EQ(rec.missing_rows(), 0u);
+      std::vector<double> norms = {rec.input_norm_max(0), rec.input_norm_max(1)};
+      if (ln) {   // LayerNorm output, gain 1, bias 0
+        EXPECT_LE(norms[0], std::sqrt(16.0) * (1 + 1e-9));
+      }
+      const auto bounds = head_measure::head_weight_bounds(model.layout(), params.data(), norms, n);
+      const auto heads = head_measure::summarise_heads(rec);
+      for (std::size_t i = 0; i < heads.size(); ++i) {
+        EXPECT_LE(heads[i].delta_max, bounds[i].bound) << transformer::positional_name(pos) << " ln " << ln;
+        EXPECT_GT(bounds[i].sigma_q, 0.0);
+        EXPECT_EQ(heads[i].lemma_violations_upper + heads[i].lemma_violations_lower, 0);
+      }
+    }
+  }
+}
+
+}  // namespace
