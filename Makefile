@@ -29,11 +29,10 @@ test: deps
 	@$(MAKE) --no-print-directory build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 900
 
-# Quick-scale sweeps of every experiment (sweeps/quick/*.cfg), then every figure.
-paper: deps
-	@$(MAKE) --no-print-directory build
-	bash scripts/paper.sh $(BUILD)/bin $(RESULTS)
-	@$(MAKE) --no-print-directory figures
+# Quick-scale sweeps of every experiment (sweeps/quick/*.cfg), building only the binaries they run,
+# then every figure and the report (results/report/index.html); prints each stage's time.
+paper: deps configure
+	bash scripts/paper.sh --build $(BUILD) --jobs $(JOBS) --figures $(BUILD)/bin $(RESULTS)
 
 # Figures, tables and the paper page (results/report/index.html) from the HDF5 files already in
 # results/ (nothing is recomputed). The page is written even when a figure's input is refused (it

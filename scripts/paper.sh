@@ -1,20 +1,56 @@
 #!/usr/bin/env bash
 # make paper: run every sweep of a scale (sweeps/<scale>/<experiment>.cfg -> RESULTS/<experiment>.h5),
-# then nothing else (the Makefile draws the figures). Finished results are up to date on a rerun (a
-# no-op); an interrupted sweep resumes.
+# building first only the binaries those sweeps run, then the figures and the paper page; prints how
+# long each stage took. Finished results are up to date on a rerun (a no-op); an interrupted sweep
+# resumes.
 #
-#   bash scripts/paper.sh [BIN_DIR] [RESULTS_DIR] [SCALE]      (defaults: build/bin results quick)
+#   bash scripts/paper.sh [--build BUILD_DIR [--jobs N]] [--figures] [BIN_DIR] [RESULTS_DIR] [SCALE]
+#
+# Defaults: BIN_DIR build/bin, RESULTS_DIR results, SCALE quick. --build builds the sharp-<experiment>
+# targets of the sweeps in the (configured) CMake build directory; --figures then runs
+# analysis/make_figures.py and analysis/report.py (results/report/index.html).
 #
 # A config that reads another experiment's results says so in a line
 #   # input: checkpoint = train-max
 # which passes --checkpoint RESULTS/train-max.h5 and runs it after sweeps/<scale>/train-max.cfg.
 # The others run in alphabetical order.
 set -euo pipefail
+build_dir=""
+jobs=$(nproc)
+figures=0
+while (($#)); do
+  case $1 in
+    --build) build_dir=$2; shift 2 ;;
+    --jobs) jobs=$2; shift 2 ;;
+    --figures) figures=1; shift ;;
+    --*) echo "paper: unknown option $1" >&2; exit 2 ;;
+    *) break ;;
+  esac
+done
 bin=${1:-build/bin}
 results=${2:-results}
 scale=${3:-quick}
-mkdir -p "$results"
+python=/usr/bin/python3
+analysis=$(cd "$(dirname "$0")/../analysis" && pwd)
 start=$(date +%s)
+
+# Stage times, printed at the end (and on failure, so a slow stage is visible either way).
+stages=()
+stage_start=0
+begin() { stage_start=$(date +%s); echo "== $*"; }
+end() {
+  local seconds=$(( $(date +%s) - stage_start ))
+  stages+=("$(printf '%6d s  %s' "$seconds" "$1")")
+  echo "   ($seconds s)"
+}
+summary() {
+  ((${#stages[@]})) || return 0
+  echo "paper: stage times ($scale scale)"
+  printf '  %s\n' "${stages[@]}"
+  echo "paper: total $(( $(date +%s) - start )) s"
+  stages=()  # printed once
+}
+trap 'status=$?; ((status == 0)) || summary; exit $status' EXIT
 
 # The order: inputs first (checked before anything runs: a missing input or a cycle is exit 2).
 inputs_of() { sed -n 's/^# input: *\([a-z_-]*\) *= *\([a-z0-9-]*\) *$/\1 \2/p' "$1"; }
@@ -43,13 +79,37 @@ while ((${#pending[@]})); do
   pending=("${waiting[@]+"${waiting[@]}"}")
 done
 
+if [[ -n $build_dir ]]; then
+  targets=()
+  for cfg in "${order[@]}"; do targets+=("sharp-$(basename "$cfg" .cfg)"); done
+  begin "build ${targets[*]}"
+  cmake --build "$build_dir" -j "$jobs" --target "${targets[@]}"
+  end "build (${#targets[@]} binaries)"
+fi
+
+mkdir -p "$results"
 for cfg in "${order[@]}"; do
   exp=$(basename "$cfg" .cfg)
   inputs=()
   while read -r flag source; do inputs+=("--$flag" "$results/$source.h5"); done < <(inputs_of "$cfg")
-  echo "== sharp-$exp --config $cfg ${inputs[*]}"
-  t0=$(date +%s)
+  begin "sharp-$exp --config $cfg ${inputs[*]}"
   "$bin/sharp-$exp" --config "$cfg" "${inputs[@]}" --out "$results/$exp.h5"
-  echo "   ($(( $(date +%s) - t0 )) s)"
+  end "sharp-$exp"
 done
 echo "paper: all sweeps done in $(( $(date +%s) - start )) s"
+
+figures_status=0
+if ((figures)); then
+  begin "figures: analysis/make_figures.py $results"
+  "$python" "$analysis/make_figures.py" "$results" || figures_status=$?
+  end "figures"
+  begin "report: analysis/report.py $results"
+  "$python" "$analysis/report.py" "$results"
+  end "report"
+fi
+summary
+if ((figures)); then
+  page=$(cd "$results" && pwd)/report/index.html
+  echo "paper: the report is $results/report/index.html (open file://$page)"
+fi
+exit "$figures_status"
