@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
@@ -18,6 +20,7 @@
 #include "core/errors.hpp"
 #include "core/hash.hpp"
 #include "h5/h5.hpp"
+#include "runners/interrupt.hpp"
 #include "runners/merge.hpp"
 #include "runners/point_file.hpp"
 #include "runners/progress.hpp"
@@ -53,13 +56,18 @@ public:
     std::lock_guard lock(h5_mutex());
     return read_checkpoint(ckpt_, point_.id);
   }
+  // After SIGINT/SIGTERM a checkpoint is due at once, and the point stops once it is saved.
   void save_checkpoint(const CheckpointState& state) override {
-    std::lock_guard lock(h5_mutex());
-    write_checkpoint(ckpt_, point_.id, state);
+    {
+      std::lock_guard lock(h5_mutex());
+      write_checkpoint(ckpt_, point_.id, state);
+    }
     last_save_ = std::chrono::steady_clock::now();
+    if (interrupted()) throw PointInterrupted();
   }
   bool checkpoint_due() const override {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - last_save_).count() >= every_;
+    return interrupted() ||
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - last_save_).count() >= every_;
   }
 
 private:
@@ -110,8 +118,48 @@ struct PartsSurvey {
   std::size_t n_complete = 0;
 };
 
-// Which points have complete part files; refuses parts of another configuration.
-PartsSurvey survey_parts(const Grid& grid, const std::string& parts_dir) {
+// Shards of this output whose lock is held right now: "shard 2/8 (pid ... on host ...)".
+std::vector<std::string> running_shards(const std::string& out) {
+  std::vector<std::string> running;
+  const fs::path p = fs::absolute(out);
+  const std::string prefix = p.filename().string() + ".shard-";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(p.parent_path(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || name.size() < prefix.size() + 5 || name.substr(name.size() - 5) != ".lock") continue;
+    LockHolder holder;
+    if (lock_is_held(entry.path().string(), &holder))
+      running.push_back(name.substr(prefix.size(), name.size() - prefix.size() - 5) + " (" + holder.describe() + ")");
+  }
+  return running;
+}
+
+// Removes a parts directory resumably: renamed to PATH.h5.parts.deleting first, so that a kill
+// halfway leaves a name that no run reads as parts, and the next run finishes the deletion.
+void remove_parts_dir(const std::string& parts_dir) {
+  const std::string deleting = parts_dir + ".deleting";
+  std::error_code ec;
+  fs::remove_all(deleting, ec);
+  if (fs::exists(parts_dir, ec)) {
+    fs::rename(parts_dir, deleting, ec);
+    if (ec) throw std::runtime_error("cannot rename '" + parts_dir + "' to '" + deleting + "': " + ec.message());
+  }
+  // Fault injection for the cleanup test: SHARP_INJECT_KILL=cleanup dies after the first file.
+  if (const char* kill_at = std::getenv("SHARP_INJECT_KILL"); kill_at && std::string(kill_at) == "cleanup") {
+    for (const auto& entry : fs::directory_iterator(deleting, ec)) {
+      fs::remove(entry.path(), ec);
+      ::raise(SIGKILL);
+    }
+  }
+  fs::remove_all(deleting, ec);
+  if (ec) throw std::runtime_error("cannot remove '" + deleting + "': " + ec.message());
+}
+
+// Which points have complete, sound part files (only those of `mine` are read through and checked
+// against their checksum; a damaged one is renamed <id>.h5.bad, reported, and runs again). Parts of
+// another configuration are refused, or removed with --overwrite when no shard is running.
+PartsSurvey survey_parts(const Grid& grid, const std::string& parts_dir, const std::vector<bool>& mine,
+                         const RunOptions& options, bool clear_foreign) {
   PartsSurvey plan;
   plan.complete.assign(grid.size(), false);
   std::error_code ec;
@@ -123,14 +171,29 @@ PartsSurvey survey_parts(const Grid& grid, const std::string& parts_dir) {
     if (name.size() != 19 || name.substr(16) != ".h5") continue;  // <16 hex>.h5
     auto fp = complete_part_fingerprint(entry.path().string());
     if (!fp) continue;
-    if (*fp != grid.fingerprint())
-      throw BadInput("'" + parts_dir + "' holds point files of another configuration (fingerprint " + *fp +
-                     ", this run " + grid.fingerprint() + "); use another --out, or remove that directory");
-    auto it = index.find(name.substr(0, 16));
-    if (it != index.end() && !plan.complete[it->second]) {
-      plan.complete[it->second] = true;
-      ++plan.n_complete;
+    if (*fp != grid.fingerprint()) {
+      const std::vector<std::string> shards = running_shards(options.out);
+      if (!clear_foreign || !shards.empty())
+        throw BadInput("'" + parts_dir + "' holds point files of another configuration (fingerprint " + *fp +
+                       ", this run " + grid.fingerprint() + ")" +
+                       (shards.empty() ? "; use another --out, or --overwrite to remove them"
+                                       : "; shard " + shards.front() + " is still writing there"));
+      std::fprintf(stderr, "removing %s: point files of another configuration (--overwrite)\n", parts_dir.c_str());
+      remove_parts_dir(parts_dir);
+      return survey_parts(grid, parts_dir, mine, options, false);
     }
+    auto it = index.find(name.substr(0, 16));
+    if (it == index.end() || plan.complete[it->second]) continue;
+    if (mine[it->second]) {
+      if (const auto damage = part_damage(entry.path().string(), name.substr(0, 16))) {
+        std::fprintf(stderr, "point %s: part file %s is damaged: %s; it runs again (kept as %s.bad)\n",
+                     name.substr(0, 16).c_str(), entry.path().c_str(), damage->c_str(), name.c_str());
+        fs::rename(entry.path(), entry.path().string() + ".bad", ec);
+        continue;
+      }
+    }
+    plan.complete[it->second] = true;
+    ++plan.n_complete;
   }
   return plan;
 }
@@ -208,6 +271,20 @@ RunPlan plan_run(const Experiment& experiment, const Grid& grid, const RunOption
     plan.early_exit = kDone;
     return plan;
   }
+  // One run per output (--status only reads). The lock file goes beside PATH.h5.
+  if (!options.status) {
+    fs::create_directories(fs::absolute(options.out).parent_path());
+    std::optional<std::pair<int, int>> shard;
+    if (options.shard) shard = std::make_pair(options.shard->index, options.shard->count);
+    const std::string what = "--out " + options.out +
+        (options.shard ? " (shard " + std::to_string(options.shard->index) + "/" + std::to_string(options.shard->count) + ")" : "");
+    plan.lock = std::make_shared<OutputLock>(lock_path(options.out, shard), what, options.command_line, options.break_lock);
+    // A cleanup that was killed halfway is finished first.
+    if (!options.shard) {
+      std::error_code ec;
+      fs::remove_all(parts_dir + ".deleting", ec);
+    }
+  }
 
   // A result file of this configuration makes the run a no-op; one of another configuration is
   // never replaced silently.
@@ -227,10 +304,18 @@ RunPlan plan_run(const Experiment& experiment, const Grid& grid, const RunOption
     throw BadInput("--out: '" + options.out + "' holds another configuration (fingerprint " + *merged +
                    ", this run " + grid.fingerprint() + "); choose another --out, or pass --overwrite to replace it");
 
-  const PartsSurvey survey = survey_parts(grid, parts_dir);
-  plan.resumed = survey.n_complete;
   const std::vector<int> shard_of = shard_owners(experiment, grid, options);
   const int my_shard = options.shard ? options.shard->index : 0;
+  std::vector<bool> mine(grid.size());
+  for (const Point& p : grid.points()) mine[p.index] = shard_of[p.index] == my_shard;
+  // --status only reads: it neither reads parts through nor sets damaged ones aside.
+  const PartsSurvey survey = survey_parts(grid, parts_dir, options.status ? std::vector<bool>(grid.size(), false) : mine,
+                                          options, options.overwrite && !options.status);
+  plan.resumed = survey.n_complete;
+  for (const Point& p : grid.points()) {
+    plan.scope += mine[p.index];
+    plan.scope_done += mine[p.index] && survey.complete[p.index];
+  }
 
   if (options.status) {
     std::size_t mine = 0, mine_done = 0;
@@ -275,7 +360,8 @@ int finish_run(const Experiment& experiment, const Grid& grid, const RunOptions&
   const std::string prog = "sharp-" + experiment.name();
   if (options.shard) {
     const std::vector<int> shard_of = shard_owners(experiment, grid, options);
-    const PartsSurvey after = survey_parts(grid, parts_dir);
+    std::vector<bool> none(grid.size(), false);  // just written: not read through again
+    const PartsSurvey after = survey_parts(grid, parts_dir, none, options, false);
     std::size_t missing = 0;
     for (const Point& p : grid.points()) missing += (shard_of[p.index] == options.shard->index && !after.complete[p.index]);
     if (!options.quiet)
@@ -286,8 +372,9 @@ int finish_run(const Experiment& experiment, const Grid& grid, const RunOptions&
   clean_output_temporaries(options.out);
   merge_points(experiment, grid, options, parts_dir, mpi_size);
   if (!options.keep_parts) {
-    std::error_code ec;
-    fs::remove_all(parts_dir, ec);
+    const std::vector<std::string> shards = running_shards(options.out);
+    if (shards.empty()) remove_parts_dir(parts_dir);
+    else std::fprintf(stderr, "%s: keeping %s: shard %s is running\n", prog.c_str(), parts_dir.c_str(), shards.front().c_str());
   }
   if (!options.quiet)
     std::printf("%s: wrote %s (%zu points; %zu run now, %zu resumed from earlier runs)\n", prog.c_str(),
@@ -295,11 +382,36 @@ int finish_run(const Experiment& experiment, const Grid& grid, const RunOptions&
   return kDone;
 }
 
+bool is_disk_full(const std::string& what) {
+  return what.find(std::strerror(ENOSPC)) != std::string::npos || what.find(std::strerror(EDQUOT)) != std::string::npos;
+}
+
+int report_interrupt(const Experiment& experiment, const RunPlan& plan, std::size_t finished_now) {
+  std::fprintf(stderr, "sharp-%s: interrupted: %zu of %zu points done, rerun the same command to resume\n",
+               experiment.name().c_str(), plan.scope_done + finished_now, plan.scope);
+  return kIncomplete;
+}
+
+void report_failure(const Experiment& experiment, const RunOptions& options, const RunPlan& plan,
+                    std::size_t finished_now, bool disk_full) {
+  const std::string parts_dir = options.out + ".parts";
+  const std::size_t safe = plan.scope_done + finished_now;
+  if (disk_full)
+    std::fprintf(stderr,
+                 "sharp-%s: the disk is full: %zu of %zu points are safe in %s (every file there is complete); "
+                 "free space and rerun the same command to resume\n",
+                 experiment.name().c_str(), safe, plan.scope, parts_dir.c_str());
+  else
+    std::fprintf(stderr, "sharp-%s: a point failed; %zu of %zu points are done and kept in %s, rerun the same command to resume\n",
+                 experiment.name().c_str(), safe, plan.scope, parts_dir.c_str());
+}
+
 int run_local(const Experiment& experiment, const Grid& grid, const RunOptions& options) {
   const RunPlan plan = plan_run(experiment, grid, options);
   if (plan.early_exit) return *plan.early_exit;
   const std::string parts_dir = options.out + ".parts";
-  std::atomic<bool> failed{false};
+  std::atomic<bool> failed{false}, disk_full{false};
+  std::atomic<std::size_t> finished_now{0};
   if (!plan.todo.empty()) {
     const auto& todo = plan.todo;
     // Points in parallel, one thread each, when there are enough of them; otherwise the threads
@@ -310,26 +422,37 @@ int run_local(const Experiment& experiment, const Grid& grid, const RunOptions& 
     Progress progress(todo.size(), plan.total_cost, options.quiet);
 #pragma omp parallel for num_threads(outer) schedule(dynamic, 1)
     for (std::size_t i = 0; i < todo.size(); ++i) {
-      if (failed.load()) continue;  // stop dealing new points after a failure
+      if (failed.load() || interrupted()) continue;  // stop dealing new points after a failure or signal
       const Point& p = *todo[i];
       const auto t0 = std::chrono::steady_clock::now();
       try {
         execute_point(experiment, grid, p, options, parts_dir, inner);
+        ++finished_now;
         progress.finished(p.id, p.describe(), experiment.estimated_cost(p),
                           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      } catch (const PointInterrupted&) {
+        // saved its checkpoint; it resumes from there
       } catch (const std::exception& e) {
         failed = true;
+        if (is_disk_full(e.what())) disk_full = true;
         progress.failed(p.id, p.describe(), e.what());
       }
     }
     progress.close();
   }
   if (failed) {
-    std::fprintf(stderr, "sharp-%s: a point failed; finished points are kept in %s, rerun the same command to resume\n",
-                 experiment.name().c_str(), parts_dir.c_str());
+    report_failure(experiment, options, plan, finished_now, disk_full);
     return kFailed;
   }
-  return finish_run(experiment, grid, options, plan, 1);
+  if (interrupted()) return report_interrupt(experiment, plan, finished_now);
+  try {
+    return finish_run(experiment, grid, options, plan, 1);
+  } catch (const std::exception& e) {
+    if (!is_disk_full(e.what())) throw;
+    std::fprintf(stderr, "sharp-%s: %s\n", experiment.name().c_str(), e.what());
+    report_failure(experiment, options, plan, finished_now, true);
+    return kFailed;
+  }
 }
 
 }  // namespace sharp::runner

@@ -1,11 +1,14 @@
 #include "runners/main.hpp"
 
+#include <hdf5.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "core/errors.hpp"
 #include "h5/h5.hpp"
+#include "runners/interrupt.hpp"
 #include "runners/local_runner.hpp"
 #include "runners/mpi_runner.hpp"
 #include "runners/mpi_session.hpp"
@@ -14,6 +17,9 @@
 namespace sharp::runner {
 
 int run_main(const Experiment& experiment, int argc, char** argv) {
+  // HDF5's own exit handler closes whatever is still open; after a failed write (a full disk) that
+  // is a file it cannot flush, and it crashed there. Every file is closed by its owner instead.
+  H5dont_atexit();
   const std::string prog = "sharp-" + experiment.name();
   MpiSession mpi(&argc, &argv);  // a no-op unless a launcher started us
   // Under MPI every rank parses the same command line; rank 0 alone reports.
@@ -32,6 +38,7 @@ int run_main(const Experiment& experiment, int argc, char** argv) {
       return kDone;
     }
     h5::SilenceErrors quiet;  // our errors carry the HDF5 stack; no second copy on stderr
+    InterruptHandlers handlers;  // SIGINT/SIGTERM: stop cleanly, exit 3 (docs/architecture.md#interrupts)
     if (mpi.active()) return run_mpi(experiment, *inv.grid, inv.options, mpi);
     return run_local(experiment, *inv.grid, inv.options);
   } catch (const BadInput& e) {

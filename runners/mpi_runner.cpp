@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/errors.hpp"
+#include "runners/interrupt.hpp"
 #include "runners/local_runner.hpp"
 #include "runners/progress.hpp"
 
@@ -20,6 +21,7 @@ enum Tag : int {
   kTagReady = 1,    // worker -> dealer: int = grid index of the point just finished, or -1 at start
   kTagFailed = 2,   // worker -> dealer: char[] = what failed
   kTagAssign = 3,   // dealer -> worker: int = grid index of the next point, or -1 = stop
+  kTagInterrupted = 4,  // worker -> dealer: as kTagReady, and the worker got SIGINT/SIGTERM: all stop
 };
 
 // The shared queue of rank 0: the dealer thread and rank 0's own loop both take from it.
@@ -59,7 +61,7 @@ struct Rank0Failure {
 }
 
 void deal(const Experiment& experiment, const Grid& grid, Queue& queue, Progress& progress,
-          const MpiSession& mpi, const Rank0Failure& rank0) {
+          const MpiSession& mpi, const Rank0Failure& rank0, std::atomic<std::size_t>& finished_now) {
   int stopped = 0;
   std::vector<std::chrono::steady_clock::time_point> started(mpi.size());
   while (stopped < mpi.size() - 1) {
@@ -79,15 +81,17 @@ void deal(const Experiment& experiment, const Grid& grid, Queue& queue, Progress
       abort_job(experiment, progress, text, mpi);
     }
     int finished = -1;
-    MPI_Recv(&finished, 1, MPI_INT, st.MPI_SOURCE, kTagReady, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Recv(&finished, 1, MPI_INT, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (st.MPI_TAG == kTagInterrupted) request_interrupt();  // one rank interrupted: every rank stops
     const auto now = std::chrono::steady_clock::now();
     if (finished >= 0) {
+      ++finished_now;
       const Point& p = grid.points()[static_cast<std::size_t>(finished)];
       progress.finished(p.id, p.describe() + " [rank " + std::to_string(st.MPI_SOURCE) + "]",
                         experiment.estimated_cost(p),
                         std::chrono::duration<double>(now - started[st.MPI_SOURCE]).count());
     }
-    const Point* p = queue.next();
+    const Point* p = interrupted() ? nullptr : queue.next();
     int assign = p ? static_cast<int>(p->index) : -1;
     started[st.MPI_SOURCE] = now;
     MPI_Send(&assign, 1, MPI_INT, st.MPI_SOURCE, kTagAssign, MPI_COMM_WORLD);
@@ -99,13 +103,16 @@ void work(const Experiment& experiment, const Grid& grid, const RunOptions& opti
   const std::string parts_dir = options.out + ".parts";
   int finished = -1;
   for (;;) {
-    MPI_Send(&finished, 1, MPI_INT, 0, kTagReady, MPI_COMM_WORLD);
+    MPI_Send(&finished, 1, MPI_INT, 0, interrupted() ? kTagInterrupted : kTagReady, MPI_COMM_WORLD);
     int assign = -1;
     MPI_Recv(&assign, 1, MPI_INT, 0, kTagAssign, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     if (assign < 0) return;
     const Point& p = grid.points()[static_cast<std::size_t>(assign)];
     try {
       execute_point(experiment, grid, p, options, parts_dir, options.threads);
+    } catch (const PointInterrupted&) {
+      finished = -1;  // saved its checkpoint; the next message tells the dealer to stop everyone
+      continue;
     } catch (const std::exception& e) {
       const std::string text = failure_text(mpi.rank(), p, e.what());
       MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, 0, kTagFailed, MPI_COMM_WORLD);
@@ -139,19 +146,27 @@ int run_mpi(const Experiment& experiment, const Grid& grid, const RunOptions& op
   if (mpi.rank() != 0) {
     work(experiment, grid, options, mpi);
     MPI_Barrier(MPI_COMM_WORLD);
-    return kDone;
+    int stopped = 0;  // rank 0 says whether the run was interrupted: every rank exits alike
+    MPI_Bcast(&stopped, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return stopped ? kIncomplete : kDone;
   }
 
   Queue queue(plan.todo);
   Progress progress(plan.todo.size(), plan.total_cost, options.quiet);
   Rank0Failure rank0;
+  std::atomic<std::size_t> finished_now{0};
   std::thread dealer;
-  if (mpi.size() > 1) dealer = std::thread([&] { deal(experiment, grid, queue, progress, mpi, rank0); });
+  if (mpi.size() > 1) dealer = std::thread([&] { deal(experiment, grid, queue, progress, mpi, rank0, finished_now); });
   const std::string parts_dir = options.out + ".parts";
-  while (const Point* p = queue.next()) {
+  while (!interrupted()) {
+    const Point* p = queue.next();
+    if (!p) break;
     const auto t0 = std::chrono::steady_clock::now();
     try {
       execute_point(experiment, grid, *p, options, parts_dir, options.threads);
+      ++finished_now;
+    } catch (const PointInterrupted&) {
+      break;
     } catch (const std::exception& e) {
       if (!dealer.joinable()) abort_job(experiment, progress, failure_text(0, *p, e.what()), mpi);
       rank0.text = failure_text(0, *p, e.what());
@@ -164,6 +179,9 @@ int run_mpi(const Experiment& experiment, const Grid& grid, const RunOptions& op
   if (dealer.joinable()) dealer.join();
   progress.close();
   MPI_Barrier(MPI_COMM_WORLD);
+  int stopped = interrupted() ? 1 : 0;
+  MPI_Bcast(&stopped, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (stopped) return report_interrupt(experiment, plan, finished_now);
   return finish_run(experiment, grid, options, plan, mpi.size());
 }
 

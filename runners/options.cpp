@@ -86,11 +86,15 @@ std::string make_help(const Experiment& e, const std::vector<ParamSpec>& params)
   row("--dry-run", "print the expanded grid and stop");
   row("--quiet", "no progress output");
   row("--keep-parts", "keep PATH.h5.parts/ after a successful merge");
-  row("--overwrite", "replace PATH.h5 even when it holds another configuration");
+  row("--overwrite", "replace PATH.h5 even when it holds another configuration or is no sharp result, and clear "
+      "leftover point files of another configuration");
+  row("--break-lock", "take the lock PATH.h5.lock (or a shard's) even when it names a run on another host; only "
+      "when that run is gone (docs/architecture.md#locking)");
   row("--checkpoint-every S", "seconds between checkpoints of long points [default 600]");
   row("--describe", "print the parameters and declared outputs as JSON and stop");
   row("--help", "this text");
-  h << "\nExit status: 0 done; 1 a point or the run failed; 2 bad input (nothing written); 3 incomplete.\n";
+  h << "\nExit status: 0 done; 1 a point or the run failed (e.g. the disk is full); 2 bad input (nothing written)\n"
+       "or --out in use by another run; 3 incomplete (e.g. interrupted by SIGINT/SIGTERM: rerun to resume).\n";
   return h.str();
 }
 
@@ -267,8 +271,8 @@ Invocation parse_command_line(const Experiment& experiment, int argc, const char
       "threads", po::value<std::string>())("shard", po::value<std::string>())(
       "checkpoint-every", po::value<std::string>())("merge-only", po::bool_switch())(
       "status", po::bool_switch())("dry-run", po::bool_switch())("quiet", po::bool_switch())(
-      "keep-parts", po::bool_switch())("overwrite", po::bool_switch())("help,h", po::bool_switch())(
-      "describe", po::bool_switch());
+      "keep-parts", po::bool_switch())("overwrite", po::bool_switch())("break-lock", po::bool_switch())(
+      "help,h", po::bool_switch())("describe", po::bool_switch());
 
   Invocation inv;
   po::variables_map vm;
@@ -307,6 +311,7 @@ Invocation parse_command_line(const Experiment& experiment, int argc, const char
   o.quiet = vm["quiet"].as<bool>();
   o.keep_parts = vm["keep-parts"].as<bool>();
   o.overwrite = vm["overwrite"].as<bool>();
+  o.break_lock = vm["break-lock"].as<bool>();
   o.command_line = shell_quote_command(argc, argv);
   if (int(o.merge_only) + int(o.status) + int(o.dry_run) > 1)
     throw BadInput("--merge-only, --status and --dry-run exclude each other (allowed: at most one)");

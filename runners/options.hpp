@@ -23,6 +23,7 @@ struct RunOptions {
   bool quiet = false;
   bool keep_parts = false;         // keep PATH.h5.parts/ after a successful merge
   bool overwrite = false;          // replace a PATH.h5 that holds another configuration
+  bool break_lock = false;         // take the output's lock even from a holder on another host
   double checkpoint_every = 600;   // seconds between checkpoints of long points
   std::string command_line;        // argv, shell-quoted, for provenance
 };

@@ -4,6 +4,7 @@
 
 #include "h5/h5.hpp"
 #include "runners/provenance.hpp"
+#include "runners/record_checksum.hpp"
 
 namespace sharp::runner {
 
@@ -84,6 +85,7 @@ void write_point_file(const std::string& path, const std::string& experiment,
   h5::Group params = root.create_group("params");
   for (const auto& [name, v] : point.values) write_value(params, name, v);
   write_record(root, record);
+  root.set_attr("checksum", record_checksum(record));
   h5::Group t = root.create_group("timing");
   t.write_scalar("wall_seconds", timing.wall_seconds);
   t.write_scalar("peak_rss_bytes", timing.peak_rss_bytes);
@@ -102,6 +104,23 @@ std::optional<std::string> complete_part_fingerprint(const std::string& path) {
     return f.root().attr_string("fingerprint");
   } catch (const h5::Error&) {
     return std::nullopt;
+  }
+}
+
+std::optional<std::string> part_damage(const std::string& path, const std::string& point_id) {
+  h5::SilenceErrors quiet;
+  try {
+    h5::File f = h5::File::open_read(path);
+    const h5::Group& root = f.root();
+    if (root.attr_string("point_id") != point_id) return "it names point " + root.attr_string("point_id");
+    if (!root.has_attr("checksum")) return std::string("it has no checksum (written by an older version)");
+    const std::string stored = root.attr_string("checksum");
+    const std::string actual = record_checksum(read_record(root));
+    if (actual != stored) return "its data do not match its checksum (" + actual + ", stored " + stored + ")";
+    return std::nullopt;
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    return "it cannot be read (" + what.substr(0, what.find('\n')) + ")";
   }
 }
 

@@ -31,6 +31,10 @@ void write_point_file(const std::string& path, const std::string& experiment,
 // The fingerprint of a complete part file; nullopt when the file is missing or incomplete.
 std::optional<std::string> complete_part_fingerprint(const std::string& path);
 
+// Why the complete part file at `path` cannot be merged (unreadable, another point, no checksum, data
+// that do not match the checksum), or nullopt when it is sound. Reads all of its data.
+std::optional<std::string> part_damage(const std::string& path, const std::string& point_id);
+
 void write_record(h5::Group& group, const NamedValues& values);  // metrics/ and arrays/ under group
 void read_record(const h5::Group& group, NamedValues& into);
 Record read_record(const h5::Group& group);
