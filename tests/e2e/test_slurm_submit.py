@@ -222,6 +222,10 @@ class Bookkeeping(Base):
         self.assertEqual(len(calls), 2)
         self.assertIn("#SBATCH --array=1,3%3\n", calls[0]["script"])
         self.assertIn('--shard "${SLURM_ARRAY_TASK_ID}/4"', calls[0]["script"])
+        # A resubmission clears locks that tasks on a dead node left (docs/architecture.md#locking).
+        self.assertNotIn("--break-lock", self.sbatch_calls()[0]["script"])
+        self.assertIn("--break-lock", calls[0]["script"])
+        self.assertIn("--break-lock --merge-only", calls[1]["script"])
         self.assertIn("--dependency=afterany:102", calls[1]["args"])
         self.assertIn("2 of 4 shards (1,3%3)", p.stdout)
         # Another K is fine too: the points are re-dealt over K' shards and complete ones skipped.
