@@ -11,7 +11,7 @@
 #include <omp.h>
 
 #include "core/errors.hpp"
-#include "core/lowest_index_error.hpp"
+#include "core/parallel_for.hpp"
 #include "max_retrieval/beta_fit.hpp"
 #include "experiments/checkpoint_param.hpp"
 #include "max_retrieval/model_file.hpp"
@@ -121,20 +121,12 @@ public:
     const std::size_t pairs = sizes.size() * samples;
     std::vector<max_retrieval::BetaStar> out(pairs);
     const std::uint64_t key = ctx.stream_key("sets");
-    LowestIndexError failure;
-#pragma omp parallel for num_threads(ctx.threads()) schedule(dynamic, 1)
-    for (std::size_t j = 0; j < pairs; ++j) {
+    parallel_for(pairs, Loop{"fit-adaptive/pairs", ctx.threads()}, [&](std::size_t j) {
       const std::size_t n = sizes[j / samples];
-      try {
-        const std::uint64_t set_key = rng::child_key(key, n);
-        out[j] = max_retrieval::best_beta(model.layout, model.params.data(),
-                                          max_retrieval::set_sample_key(set_key, std::int64_t(j % samples)), n,
-                                          beta_max);
-      } catch (...) {
-        failure.record(j);
-      }
-    }
-    failure.rethrow_if_any();
+      const std::uint64_t set_key = rng::child_key(key, n);
+      out[j] = max_retrieval::best_beta(model.layout, model.params.data(),
+                                        max_retrieval::set_sample_key(set_key, std::int64_t(j % samples)), n, beta_max);
+    });
 
     std::vector<double> n_of(pairs), entropy(pairs), beta_star(pairs), p_star(pairs), p_one(pairs);
     for (std::size_t j = 0; j < pairs; ++j) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/parallel_for.hpp"
 #include "random/counter_rng.hpp"
 #include "runners/main.hpp"
 #include "weight_bound/logit_spread_bound.hpp"
@@ -57,15 +58,14 @@ public:
     const std::int64_t trials = p.integer("trials");
     std::vector<double> delta(trials), bound(trials), ratio(trials);
     const std::uint64_t wkey = ctx.stream_key("weights"), ikey = ctx.stream_key("inputs");
-#pragma omp parallel for num_threads(ctx.threads()) schedule(dynamic, 1)
-    for (std::int64_t t = 0; t < trials; ++t) {
+    parallel_for(std::size_t(trials), Loop{"weight-bound/trials", ctx.threads()}, [&](std::size_t t) {
       const auto trial = weight_bound::spread_bound_trial(
           p.integer("n"), p.integer("d_model"), p.integer("d_head"), p.real("weight_scale"),
           p.real("input_scale"), rng::child_key(wkey, std::uint64_t(t)), rng::child_key(ikey, std::uint64_t(t)));
       delta[t] = trial.delta;
       bound[t] = trial.bound;
       ratio[t] = trial.delta / trial.bound;
-    }
+    });
     // Summaries in trial order, whatever the thread count.
     double sd = 0, sb = 0, sr = 0, rmax = 0;
     std::int64_t violations = 0;

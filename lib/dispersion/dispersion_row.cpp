@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
+#include "core/parallel_for.hpp"
 #include "dispersion/block_pass.hpp"
 
 namespace sharp::dispersion {
@@ -52,22 +53,11 @@ RowSpec checked_row(LogitLaw law, std::uint64_t n, double spread, double theta, 
 
 std::uint64_t block_count(std::uint64_t n) { return (n - 1) / kDispersionBlock + 1; }
 
-// Calls body(block) for blocks [first, first + count) on `threads` threads. An exception in a
-// block is rethrown after the parallel region (it must not leave an OpenMP region).
+// Calls body(block) for blocks [first, first + count) on `threads` threads; the error of the
+// lowest failing block is rethrown.
 template <class Body>
 void for_blocks(std::uint64_t first, std::uint64_t count, int threads, Body&& body) {
-  std::exception_ptr failure;
-  const auto m = static_cast<std::int64_t>(count);
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1 && count > 1)
-  for (std::int64_t b = 0; b < m; ++b) {
-    try {
-      body(first + static_cast<std::uint64_t>(b));
-    } catch (...) {
-#pragma omp critical(sharp_dispersion_failure)
-      if (!failure) failure = std::current_exception();
-    }
-  }
-  if (failure) std::rethrow_exception(failure);
+  parallel_for(count, Loop{"dispersion/blocks", threads}, [&](std::size_t b) { body(first + b); });
 }
 
 // One pass over the whole row, block results merged in block order.

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/compensated_sum.hpp"
+#include "core/parallel_for.hpp"
 
 namespace sharp::entropy {
 
@@ -41,8 +42,7 @@ EntropyAndVariance softmax_entropy_and_variance(const double* e, std::size_t n, 
 EntropyCurve entropy_temperature_curve(const std::vector<double>& e, const std::vector<double>& betas, int threads) {
   const std::size_t S = betas.size();
   EntropyCurve c{betas, std::vector<double>(S), std::vector<double>(S), std::vector<double>(S)};
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-  for (std::size_t i = 0; i < S; ++i) {
+  parallel_for(S, Loop{"entropy-temperature/betas", threads}, [&](std::size_t i) {
     const double b = betas[i];
     const EntropyAndVariance at = softmax_entropy_and_variance(e.data(), e.size(), b);
     const double h = 1e-4 * std::max(1.0, b);
@@ -51,7 +51,7 @@ EntropyCurve entropy_temperature_curve(const std::vector<double>& e, const std::
     c.dH_dbeta[i] = -b * at.variance;
     // Five-point central difference (error O(h⁴)) of H − ln c, which has the same derivative.
     c.dH_dbeta_fd[i] = (8 * (excess(b + h) - excess(b - h)) - (excess(b + 2 * h) - excess(b - 2 * h))) / (12 * h);
-  }
+  });
   return c;
 }
 

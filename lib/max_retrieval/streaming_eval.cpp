@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "core/errors.hpp"
-#include "core/lowest_index_error.hpp"
+#include "core/parallel_for.hpp"
 #include "nn/gemm.hpp"
 #include "nn/mlp.hpp"
 #include "nn/omp_threads.hpp"
@@ -236,21 +236,14 @@ std::vector<SampleResult> StreamingEvaluator::evaluate_set(std::uint64_t set_key
   std::vector<SampleResult> results(count);
   threads = std::max(1, threads);
   std::vector<Workspace> workspaces(static_cast<std::size_t>(threads));
-  LowestIndexError failure;
   // One owner of the threads: OpenMP over samples; BLAS runs serially inside the region (and is
   // told so for the one-thread case, where the region is not active).
   nn::OmpThreadsScope scope(threads);
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-  for (std::size_t j = 0; j < count; ++j) {
+  parallel_for(count, Loop{"max-retrieval/eval-samples", threads}, [&](std::size_t j, int thread) {
     const std::size_t s = first + j;
-    try {
-      results[j] = run(set_sample_key(set_key, std::int64_t(s)), n, s < map_samples ? map_items : 0,
-                       workspaces[std::size_t(omp_get_thread_num())]);
-    } catch (...) {
-      failure.record(j);
-    }
-  }
-  failure.rethrow_if_any();
+    results[j] = run(set_sample_key(set_key, std::int64_t(s)), n, s < map_samples ? map_items : 0,
+                     workspaces[std::size_t(thread)]);
+  });
   return results;
 }
 

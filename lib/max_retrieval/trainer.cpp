@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "core/errors.hpp"
-#include "core/lowest_index_error.hpp"
+#include "core/parallel_for.hpp"
 #include "nn/chunk_gradients.hpp"
 #include "nn/grad_clip.hpp"
 #include "nn/omp_threads.hpp"
@@ -37,16 +37,8 @@ Trainer::Trainer(const TrainConfig& config, std::uint64_t init_key, std::uint64_
 template <class ChunkBody>
 void Trainer::for_each_chunk(std::size_t chunks, ChunkBody&& body) {
   nn::OmpThreadsScope scope(threads_);
-  LowestIndexError failure;
-#pragma omp parallel for num_threads(threads_) schedule(dynamic, 1)
-  for (std::size_t c = 0; c < chunks; ++c) {
-    try {
-      body(c, workspaces_[std::size_t(omp_get_thread_num())]);
-    } catch (...) {
-      failure.record(c);
-    }
-  }
-  failure.rethrow_if_any();
+  parallel_for(chunks, Loop{"trainer/chunks", threads_},
+               [&](std::size_t c, int thread) { body(c, workspaces_[std::size_t(thread)]); });
 }
 
 StepStats Trainer::step() {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/parallel_for.hpp"
 #include "nn/omp_threads.hpp"
 
 namespace sharp::nn {
@@ -10,9 +11,8 @@ void sum_chunk_gradients(float* out, const std::vector<std::vector<float>>& chun
                          std::size_t size, int threads) {
   OmpThreadsScope scope(threads);
   constexpr std::size_t kSlice = 4096;
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (std::size_t first = 0; first < size; first += kSlice) {
-    const std::size_t n = std::min(kSlice, size - first);
+  parallel_for((size + kSlice - 1) / kSlice, Loop{"nn/gradient-slices", threads, 0}, [&](std::size_t slice) {
+    const std::size_t first = slice * kSlice, n = std::min(kSlice, size - first);
     double sum[kSlice];
     for (std::size_t j = 0; j < n; ++j) sum[j] = double(chunks[0][first + j]);
     for (std::size_t c = 1; c < count; ++c) {
@@ -20,7 +20,7 @@ void sum_chunk_gradients(float* out, const std::vector<std::vector<float>>& chun
       for (std::size_t j = 0; j < n; ++j) sum[j] += double(g[j]);
     }
     for (std::size_t j = 0; j < n; ++j) out[first + j] = float(sum[j]);
-  }
+  });
 }
 
 }  // namespace sharp::nn

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
-#include "core/lowest_index_error.hpp"
+#include "core/parallel_for.hpp"
 #include "normalisers/adaptive_temperature.hpp"
 #include "normalisers/softmax_kernels.hpp"
 #include "normalisers/softmax_lanes.hpp"
@@ -36,27 +36,15 @@ NumericError row_error(const std::string& name, std::size_t row, const NumericEr
 // lowest failing row (deterministic whatever the schedule) prefixed with the spec and row number.
 template <class Body>
 void for_each_row(const std::string& name, std::size_t rows, std::size_t n, Body&& body) {
-  LowestIndexError failure;
-  auto guarded = [&](std::size_t r) {
+  const bool parallel = rows > 1 && rows * n >= kParallelThreshold && !omp_in_parallel();
+  const std::size_t grain = std::max<std::size_t>(1, 8192 / std::max<std::size_t>(n, 1));
+  parallel_for(rows, Loop{"normaliser/rows", 0, grain, parallel}, [&](std::size_t r) {
     try {
       body(r, thread_workspace());
-    } catch (...) {
-      failure.record(r);
+    } catch (const NumericError& e) {
+      throw row_error(name, r, e);
     }
-  };
-  const bool parallel = rows > 1 && rows * n >= kParallelThreshold && !omp_in_parallel();
-  if (parallel) {
-    const std::size_t grain = std::max<std::size_t>(1, 8192 / std::max<std::size_t>(n, 1));
-#pragma omp parallel for schedule(dynamic, grain)
-    for (std::size_t r = 0; r < rows; ++r) guarded(r);
-  } else {
-    for (std::size_t r = 0; r < rows; ++r) guarded(r);
-  }
-  try {
-    failure.rethrow_if_any();
-  } catch (const NumericError& e) {
-    throw row_error(name, failure.index(), e);
-  }
+  });
 }
 
 template <class Src>
@@ -81,12 +69,7 @@ void Normaliser::forward_in_lanes(const T* z, T* p, std::size_t rows, std::size_
     }
     bad[g] = forward_lane_group(zr, pr, n) ? 0 : 1;
   };
-  if (groups > 1 && rows * n >= kParallelThreshold && !omp_in_parallel()) {
-#pragma omp parallel for schedule(static)
-    for (std::size_t g = 0; g < groups; ++g) run(g);
-  } else {
-    for (std::size_t g = 0; g < groups; ++g) run(g);
-  }
+  parallel_for(groups, Loop{"normaliser/lane-groups", 0, 0, rows * n >= kParallelThreshold && !omp_in_parallel()}, run);
   // A bad group again row by row: the lowest failing row is in the lowest bad group, and is named.
   for (std::size_t g = 0; g < groups; ++g) {
     if (!bad[g]) continue;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/parallel_for.hpp"
 #include "core/simd_exp.hpp"
 #include "normalisers/row_checks.hpp"
 #include "normalisers/simd_io.hpp"
@@ -235,12 +236,7 @@ OnlineSoftmax<> all_blocks(const T* z, T* p, std::size_t n, double beta, bool pa
     out[4] = r.bad ? 1.0 : 0.0;
     out[5] = r.stored_log2;
   };
-  if (parallel) {
-#pragma omp parallel for schedule(static)
-    for (std::size_t b = 0; b < blocks; ++b) run_block(b);
-  } else {
-    for (std::size_t b = 0; b < blocks; ++b) run_block(b);
-  }
+  parallel_for(blocks, Loop{"softmax/blocks", 0, 0, parallel}, run_block);
   bool bad = false;
   for (std::size_t b = 0; b < blocks; ++b) {
     const double* in = res + kStride * b;
@@ -306,12 +302,7 @@ void normalise_terms(T* p, std::size_t n, double beta, const OnlineSoftmax<>& to
       scale_block(p + first, len, sharp::simd::exp(a - 0.5 * a));
     }
   };
-  if (parallel) {
-#pragma omp parallel for schedule(static)
-    for (std::size_t b = 0; b < blocks; ++b) scale(b);
-  } else {
-    for (std::size_t b = 0; b < blocks; ++b) scale(b);
-  }
+  parallel_for(blocks, Loop{"softmax/scale-blocks", 0, 0, parallel}, scale);
 }
 
 template <class T>

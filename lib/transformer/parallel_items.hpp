@@ -9,7 +9,7 @@
 
 #include <cstddef>
 
-#include "core/lowest_index_error.hpp"
+#include "core/parallel_for.hpp"
 
 namespace sharp::transformer {
 
@@ -17,17 +17,8 @@ inline constexpr std::size_t kParallelWork = std::size_t(1) << 22;
 
 template <class Body>
 void parallel_items(std::size_t count, std::size_t work, Body&& body) {
-  LowestIndexError failure;
-  const bool parallel = count > 1 && work >= kParallelWork;
-#pragma omp parallel for schedule(dynamic, 1) if (parallel)
-  for (std::size_t i = 0; i < count; ++i) {
-    try {
-      body(i, std::size_t(omp_get_thread_num()));
-    } catch (...) {
-      failure.record(i);
-    }
-  }
-  failure.rethrow_if_any();
+  parallel_for(count, Loop{"transformer/items", 0, 1, work >= kParallelWork},
+               [&](std::size_t i, int thread) { body(i, std::size_t(thread)); });
 }
 
 }  // namespace sharp::transformer

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "core/errors.hpp"
-#include "core/lowest_index_error.hpp"
+#include "core/parallel_for.hpp"
 #include "nn/chunk_gradients.hpp"
 #include "nn/grad_clip.hpp"
 #include "nn/omp_threads.hpp"
@@ -44,27 +44,19 @@ StepStats Trainer::step(const std::int32_t* inputs, const std::int32_t* targets,
   std::vector<TokenLoss> totals(chunks);
   {
     nn::OmpThreadsScope scope(threads_);
-    LowestIndexError failure;
-#pragma omp parallel for num_threads(threads_) schedule(dynamic, 1)
-    for (std::size_t ci = 0; ci < chunks; ++ci) {
-      try {
-        ChunkState& s = states_[std::size_t(omp_get_thread_num())];
-        const std::size_t first = ci * per_chunk, count = std::min(per_chunk, batch - first);
-        const std::size_t rows = count * length;
-        const std::int32_t* in = inputs + first * length;
-        s.logits.resize(rows * V);
-        s.dlogits.resize(rows * V);
-        std::vector<float>& g = chunk_grads_[ci];
-        g.assign(P, 0.0f);
-        transformer_forward(model_, params_.data(), in, count, length, s.logits.data(), &s.cache);
-        totals[ci] =
-            token_cross_entropy(s.dlogits.data(), s.logits.data(), targets + first * length, rows, V, scale);
-        transformer_backward(model_, params_.data(), in, s.dlogits.data(), s.cache, g.data());
-      } catch (...) {
-        failure.record(ci);
-      }
-    }
-    failure.rethrow_if_any();
+    parallel_for(chunks, Loop{"transformer/trainer-chunks", threads_}, [&](std::size_t ci, int thread) {
+      ChunkState& s = states_[std::size_t(thread)];
+      const std::size_t first = ci * per_chunk, count = std::min(per_chunk, batch - first);
+      const std::size_t rows = count * length;
+      const std::int32_t* in = inputs + first * length;
+      s.logits.resize(rows * V);
+      s.dlogits.resize(rows * V);
+      std::vector<float>& g = chunk_grads_[ci];
+      g.assign(P, 0.0f);
+      transformer_forward(model_, params_.data(), in, count, length, s.logits.data(), &s.cache);
+      totals[ci] = token_cross_entropy(s.dlogits.data(), s.logits.data(), targets + first * length, rows, V, scale);
+      transformer_backward(model_, params_.data(), in, s.dlogits.data(), s.cache, g.data());
+    });
   }
   nn::sum_chunk_gradients(grads_.data(), chunk_grads_, chunks, P, threads_);
   StepStats stats;
