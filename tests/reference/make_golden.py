@@ -146,8 +146,8 @@ def main():
             for k, spec in enumerate(specs):
                 s = g.create_group(f"{k:02d}")
                 s.attrs["spec"] = spec
-                write(s, "p", R.forward(spec, z))
-                grad_z, grad_params, z_scale, params_scale = R.backward(spec, z, v, scales=True)
+                p, grad_z, grad_params, z_scale, params_scale = R.forward_and_backward(spec, z, v)
+                write(s, "p", p)
                 write(s, "grad_z", grad_z)
                 write(s, "grad_z_scale", z_scale, np.float32)
                 if grad_params.shape[1] > 0:

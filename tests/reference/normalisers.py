@@ -22,6 +22,7 @@ or +inf logit or a row with every entry masked raises ValueError naming the row.
 
     forward(spec, z)            -> p                              [rows, n]
     backward(spec, z, v)        -> (grad_z [rows, n], grad_params [rows, P])  vector-Jacobian product
+    forward_and_backward(spec, z, v) -> both from one solve, with the gradients' error scales
     parameter_names(spec)       -> the P parameters grad_params differentiates, in the C++ order
     entropy(p), adaptive_beta(h), softmax_entropy(z)
 
@@ -224,6 +225,7 @@ def _bisect_decreasing(f, lo, hi, max_iterations=2100):
 def _entmax_tau(w, alpha, count):
     """alpha-entmax threshold by bisection on [-1, -n^(1-alpha)] (max w = 0)."""
     r = 1.0 / (alpha - 1.0)
+    w = w[:, (w > -1.0).any(axis=0)]   # tau >= -1: entries <= -1 in every row never count
 
     def f(t):
         with np.errstate(invalid="ignore"):
@@ -237,6 +239,8 @@ def _entmax_tau(w, alpha, count):
 def _stieltjes_mu(g, q, count):
     """mu >= 1 with sum (mu + g)^(-q) = 1 (g = max z - z >= 0, +inf masked), by bisection on
     [1, n^(1/q)]."""
+    g = g[:, np.isfinite(g).any(axis=0)]   # columns masked in every row add 0
+
     def f(mu):
         return ((mu + g) ** -q).sum(axis=1, keepdims=True) - 1.0
 
@@ -329,13 +333,23 @@ def _dot(a, b):
     return (np.asarray(a, dtype=np.longdouble) * b).sum(axis=1).astype(np.float64)
 
 
+def forward_and_backward(spec, z, v):
+    """forward() and backward(scales=True) from one solve: (p, grad_z, grad_params, grad_z_scale,
+    grad_params_scale)."""
+    s = _solve(spec, z)
+    return (s["rows"].out(s["p"]),) + _backward(s, v, True)
+
+
 def backward(spec, z, v, scales=False):
     """Vector-Jacobian product at z: grad_z = J^T v [rows, n] and grad_params [rows, P] (dL/dθ for
     L = <v, p>, θ = parameter_names(spec)). With scales=True also returns, for every entry, the sum
     of the magnitudes of the terms it is formed from (where the true value is much smaller than
     that, any double computation of it has an absolute error of a few ulp of the scale, not of itself):
     (grad_z, grad_params, grad_z_scale, grad_params_scale)."""
-    s = _solve(spec, z)
+    return _backward(_solve(spec, z), v, scales)
+
+
+def _backward(s, v, scales):
     r, name, par = s["rows"], s["name"], s["par"]
     v = np.atleast_2d(np.asarray(v, dtype=np.float64))
     v = _where(r.mask, v)
@@ -414,5 +428,5 @@ def backward(spec, z, v, scales=False):
     return r.out(gz), (gp[0] if r.one_d else gp)
 
 
-__all__ = ["forward", "backward", "parameter_names", "parse_spec", "entropy", "softmax_entropy",
+__all__ = ["forward", "backward", "forward_and_backward", "parameter_names", "parse_spec", "entropy", "softmax_entropy",
            "adaptive_beta", "adaptive_beta_polynomial", "PARAMETERS"]

@@ -2,16 +2,21 @@
 """Independent numpy (float64) forward pass of the suite's transformer (docs/science.md#reference-implementation).
 
 Written from the model's definition, not from the C++: whole masked attention matrices (masked keys get
-probability exactly 0 through exp(-inf)), softmax / adaptive temperature / ssmax / 1.5-entmax (sort-based)
-written out here. `--out FILE.h5` writes one group per test case: the config as attributes, the weights as
+probability exactly 0 through exp(-inf)); the normalisers are the suite's numpy reference
+(normalisers.py). `--out FILE.h5` writes one group per test case: the config as attributes, the weights as
 `param.<tensor>` (random, including LayerNorm gains and every bias, so each is exercised), the tokens, the
 logits and every head's row statistics [layers, batch, heads, length]. The C++ test
 (tests/unit/test_transformer_reference.cpp) loads the weights into its model and must agree to 1e-9.
 """
 import argparse
 import math
+import os
+import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import normalisers  # noqa: E402
 
 POSITIONAL = ("none", "sinusoidal", "learned", "rope", "alibi", "index")
 
@@ -56,56 +61,24 @@ def random_params(cfg, rng):
     return params
 
 
-# ---- normalisers, from their formulas -------------------------------------------------------------
-
-def softmax(z, beta=1.0):
-    z = beta * z
-    e = np.exp(z - z.max())
-    return e / e.sum()
-
+# ---- normalisers: the suite's one numpy reference (normalisers.py, beside this file) -------------
 
 def entropy(p):
-    q = p[p > 0]
-    return float(-(q * np.log(q)).sum())
-
-
-def adaptive_beta(h):
-    if not h > 0.5:
-        return 1.0
-    b = -0.037 * h**4 + 0.481 * h**3 - 2.3 * h**2 + 4.917 * h - 1.791
-    return max(b, 1.0)
-
-
-def entmax15(z):
-    """1.5-entmax by sorting (Peters, Niculae & Martins 2019): p = [z/2 - tau]_+^2."""
-    x = np.sort(z / 2.0)[::-1]
-    k = np.arange(1, len(x) + 1)
-    mean = np.cumsum(x) / k
-    mean_sq = np.cumsum(x * x) / k
-    ss = k * (mean_sq - mean**2)
-    delta = np.maximum((1.0 - ss) / k, 0.0)
-    tau = mean - np.sqrt(delta)
-    support = int((tau <= x).sum())
-    t = tau[support - 1]
-    return np.maximum(z / 2.0 - t, 0.0) ** 2
+    return float(normalisers.entropy(p)[0])
 
 
 def normalise(spec, z):
     """(probabilities, effective beta or nan) of one row of unmasked logits."""
-    name, _, rest = spec.partition(":")
-    params = dict(kv.split("=") for kv in rest.split(":")) if rest else {}
+    name, params = normalisers.parse_spec(spec)
     if name == "softmax":
-        beta = float(params.get("beta", 1.0))
-        return softmax(z, beta), beta
-    if name == "adaptive":
-        beta = adaptive_beta(entropy(softmax(z)))
-        return softmax(z, beta), beta
-    if name == "ssmax":
-        beta = float(params["s"]) * math.log(len(z))
-        return softmax(z, beta), beta
-    if name == "entmax15":
-        return entmax15(z), math.nan
-    raise ValueError(f"no reference for normaliser {spec}")
+        beta = params["beta"]
+    elif name == "adaptive":
+        beta = float(normalisers.adaptive_beta(normalisers.softmax_entropy(z))[0])
+    elif name == "ssmax":
+        beta = params["s"] * math.log(len(z))
+    else:
+        beta = math.nan
+    return normalisers.forward(spec, z), beta
 
 
 # ---- the model ------------------------------------------------------------------------------------

@@ -164,6 +164,27 @@ TEST(SoftmaxStream, MaskedLogitsWeighNothing) {
   EXPECT_THROW(SoftmaxStream{}.entropy(), sharp::NumericError);
 }
 
+// Logits far apart (any finite values are valid): a rise of the running maximum by more than the
+// doubles span, or by 1e300 over many terms, makes the old part's factor 0; it must add exactly 0,
+// not 0 * -inf = NaN.
+TEST(SoftmaxStream, FarApartLogitsStayFinite) {
+  const double low = -1e308, high = 1e308;
+  SoftmaxStream rise;
+  rise.add(&low, 1);
+  rise.add(&high, 1);
+  EXPECT_EQ(rise.log_sum_exp(), high);
+  EXPECT_EQ(rise.entropy(), 0.0);
+  SoftmaxStream low_first, high_first, low_later, high_later;
+  low_first.add(&low, 1);
+  high_later.add(&high, 1);
+  low_first.merge(high_later);
+  EXPECT_EQ(low_first.entropy(), 0.0);
+  high_first.add(&high, 1);
+  low_later.add(&low, 1);
+  high_first.merge(low_later);
+  EXPECT_EQ(high_first.entropy(), 0.0);
+}
+
 TEST(SoftmaxStream, NanAndPlusInfinityThrow) {
   for (std::size_t n : {1u, 5u, 64u, 2000u}) {
     for (std::size_t where : {std::size_t{0}, n / 2, n - 1}) {
