@@ -10,6 +10,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "core/errors.hpp"
+#include "core/online_softmax.hpp"
 #include "core/simd_exp.hpp"
 #include "nn/gemm.hpp"
 #include "normalisers/adaptive_temperature.hpp"
@@ -29,9 +30,11 @@ Kind kind_of(const norm::Normaliser& n) {
   return Kind::Adaptive;
 }
 
-// Running statistics of one query row (relative to m; empty while s == 0).
+// Running statistics of one query row: the library's online softmax at scale β (reference = the
+// running max), and the smallest logit.
 struct RowState {
-  double m = -kInf, zmin = kInf, s = 0.0, t = 0.0, beta = 1.0;
+  OnlineSoftmax<> stats;
+  double zmin = kInf, beta = 1.0;
 };
 
 // Sums over z[0..count) of w = e^{β(z − m)} and β(z − m)·w (w written to p when p is not null), in
@@ -147,20 +150,15 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
           }
           RowState& st = sc.rows[r];
           st.zmin = std::min(st.zmin, bmin);
-          if (bmax > st.m) {
-            if (st.s > 0.0) {   // move the reference to the new max: s ← f s, t ← f (t + d s)
-              const double d = st.beta * (st.m - bmax), f = simd::exp_bounded(d);
-              st.t = f == 0.0 ? 0.0 : f * std::fma(d, st.s, st.t);
-              st.s *= f;
-              if (accumulate)
-                for (std::size_t c = 0; c < dh; ++c) sc.acc[r * dh + c] = T(double(sc.acc[r * dh + c]) * f);
-            }
-            st.m = bmax;
+          if (bmax > st.stats.shift) {   // the reference follows the max; the output sum follows too
+            const double f = st.stats.rescale_to(bmax, st.beta);
+            if (accumulate && f != 1.0)
+              for (std::size_t c = 0; c < dh; ++c) sc.acc[r * dh + c] = T(double(sc.acc[r * dh + c]) * f);
           }
+          st.stats.max = st.stats.shift;
           double s, t;
-          block_sums(z, accumulate ? prow : static_cast<T*>(nullptr), valid, st.beta, st.m, s, t);
-          st.s += s;
-          st.t += t;
+          block_sums(z, accumulate ? prow : static_cast<T*>(nullptr), valid, st.beta, st.stats.shift, s, t);
+          st.stats.add_sums(s, t);
           if (accumulate) std::fill(prow + valid, prow + jn, T(0));
         }
         if (accumulate)
@@ -171,19 +169,19 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
     if (kind == Kind::Adaptive) {
       pass(false);
       for (RowState& st : sc.rows) {
-        const double entropy = std::log(st.s) - st.t / st.s;
-        st.beta = norm::adaptive_beta(entropy);
+        st.beta = norm::adaptive_beta(st.stats.entropy());
         // The second pass starts from the final max (no rescaling) with fresh sums.
-        st.s = 0.0;
-        st.t = 0.0;
-        st.m = -kInf;
+        const double max = st.stats.max;
+        st.stats = OnlineSoftmax<>{};
+        st.stats.rescale_to(max);
+        st.stats.max = max;
       }
     }
     pass(true);
 
     T* o = out + (b * n + r0) * W + h * dh;
     for (std::size_t r = 0; r < rows; ++r) {
-      const double inv = 1.0 / sc.rows[r].s;
+      const double inv = 1.0 / sc.rows[r].stats.total_sum();
       for (std::size_t c = 0; c < dh; ++c) o[r * W + c] = T(double(sc.acc[r * dh + c]) * inv);
     }
     if (observer) {
@@ -192,11 +190,11 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
         const RowState& st = sc.rows[r];
         AttentionRowStats& s = sc.stats[r];
         s.keys = std::uint32_t(shape.keys(r0 + r));
-        s.logit_max = st.m;
+        s.logit_max = st.stats.max;
         s.logit_min = st.zmin;
-        s.alpha_max = 1.0 / st.s;
-        s.alpha_min = simd::exp_bounded(st.beta * (st.zmin - st.m)) / st.s;
-        s.entropy = std::log(st.s) - st.t / st.s;
+        s.alpha_max = 1.0 / st.stats.total_sum();   // the max's term is e^0 = 1
+        s.alpha_min = simd::exp_bounded(st.beta * (st.zmin - st.stats.max)) / st.stats.total_sum();
+        s.entropy = st.stats.entropy();
         s.beta = st.beta;
         s.support = s.keys;
       }

@@ -1,6 +1,7 @@
 #pragma once
 // Attention for long inputs with online row statistics (docs/science.md#streaming-entropy): keys are
-// visited in blocks of kKeyBlock, each query row keeps its running max m, s = Σ e^{β(z−m)},
+// visited in blocks of kKeyBlock, each query row keeps (core/online_softmax.hpp) its running max m,
+// s = Σ e^{β(z−m)},
 // t = Σ β(z−m)·e^{β(z−m)} and Σ e^{β(z−m)} v, rescaled when m rises; out = Σ e^{β(z−m)} v / s. Memory
 // O(kTileRows·(kKeyBlock + d_head)) per thread besides qkv and out: O(n·d) for a sequence, not O(n²).
 // For the softmax family only, with β per row: softmax β, ssmax s·ln k, and adaptive in two passes
