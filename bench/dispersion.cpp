@@ -1,8 +1,11 @@
-// Benchmarks of the dispersion pipeline (sharp-bounds): the whole per-row kernel for each logit law
-// at n = 2^24 with 1 and 2 threads, one block's fused top pass per law, and the parts alone — the
-// RNG, the uniform draws split between lanes and scalar code, the stored logit generation, exp and
-// exp2, and SoftmaxStream (no longer used by the kernel; kept for comparison) — so a report can say
-// which part limits the rate.
+// Benchmarks of the dispersion pipeline (sharp-bounds), named <kernel>/<variant>/<rows>x<n>/<type>
+// (bench/README.md): the whole per-row kernel for each logit law at n = 2^24 with 1 and 2 threads
+// (dispersion_row/<law>/1x16777216/double/threads:T) and at the numpy reference's point
+// (dispersion_row/uniform/1x268435456/...), one block's fused top pass per law (block_top_pass), and
+// the parts alone — the uniform draws split between lanes and scalar code, the counter RNG, the
+// stored logit generation, and SoftmaxStream::add (no longer used by the kernel; kept for
+// comparison) — so a report can say which part limits the rate. The exp loops are measured once, by
+// sharp-bench-normalisers (exp/...).
 //   build/bin/sharp-bench-dispersion --benchmark_repetitions=3
 // Counters: logits/s (wall clock) and logits/s/core (per CPU-second of the process: robust on a
 // shared machine).
@@ -11,16 +14,14 @@
 #include <time.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
-
-#include <xsimd/xsimd.hpp>
 
 #include "dispersion/block_pass.hpp"
 #include "dispersion/dispersion_row.hpp"
 #include "dispersion/logit_laws.hpp"
 #include "dispersion/uniform_draws.hpp"
 #include "random/counter_rng.hpp"
-#include "core/simd_exp.hpp"
 #include "stats/softmax_stream.hpp"
 
 namespace {
@@ -50,35 +51,18 @@ void run(benchmark::State& state, double items_per_iteration, Body&& body) {
   set_rate(state, items_per_iteration, process_cpu_seconds() - cpu0);
 }
 
-void BM_DispersionRow(benchmark::State& state) {
-  const auto law = static_cast<dispersion::LogitLaw>(state.range(0));
-  const int threads = static_cast<int>(state.range(1));
-  const std::uint64_t n = std::uint64_t{1} << 24;
+// One row of n logits of `law` (δ = 4, θ = 1) on `threads` threads. At n = 2^28, uniform, it is
+// the numpy reference's point (bench/numpy_dispersion.py); bench/numpy_dispersion_ref.sh runs both
+// and prints the ratio.
+void BM_DispersionRow(benchmark::State& state, dispersion::LogitLaw law, std::uint64_t n, int threads,
+                      std::uint64_t key) {
   run(state, static_cast<double>(n),
-      [&] { benchmark::DoNotOptimize(dispersion::dispersion_row(law, n, 4.0, 1.0, 12345, threads)); });
-  state.SetLabel(std::string(dispersion::logit_law_name(law)));
+      [&] { benchmark::DoNotOptimize(dispersion::dispersion_row(law, n, 4.0, 1.0, key, threads)); });
 }
-BENCHMARK(BM_DispersionRow)
-    ->ArgNames({"law", "threads"})
-    ->ArgsProduct({{0, 1, 2, 3}, {1, 2}})
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-
-// The numpy reference's point (bench/numpy_dispersion.py: uniform, n = 2^28, δ = 4, θ = 1);
-// bench/numpy_dispersion_ref.sh runs both and prints the ratio.
-void BM_NumpyPoint(benchmark::State& state) {
-  const int threads = static_cast<int>(state.range(0));
-  const std::uint64_t n = std::uint64_t{1} << 28;
-  run(state, static_cast<double>(n), [&] {
-    benchmark::DoNotOptimize(dispersion::dispersion_row(dispersion::LogitLaw::Uniform, n, 4.0, 1.0, 1, threads));
-  });
-}
-BENCHMARK(BM_NumpyPoint)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // One block (2^16 logits) of the fused top pass (SumsFromTop), δ/θ = 4: the kernel without the
 // row's threading, merging and second looks.
-void BM_BlockTopPass(benchmark::State& state) {
-  const auto law = static_cast<dispersion::LogitLaw>(state.range(0));
+void BM_BlockTopPass(benchmark::State& state, dispersion::LogitLaw law) {
   const double C = 4.0 * 1.4426950408889634;  // (δ/θ)·log2(e)
   std::uint64_t first = 0;
   run(state, static_cast<double>(dispersion::kDispersionBlock), [&] {
@@ -86,9 +70,7 @@ void BM_BlockTopPass(benchmark::State& state) {
                                                     first, dispersion::kDispersionBlock));
     first += dispersion::kDispersionBlock;
   });
-  state.SetLabel(std::string(dispersion::logit_law_name(law)));
 }
-BENCHMARK(BM_BlockTopPass)->ArgName("law")->DenseRange(0, 3);
 
 // The uniform draws 1 + U of a sub-chunk, both halves in turn (in the kernel the scalar half
 // overlaps with the sums of the previous sub-chunk).
@@ -102,7 +84,6 @@ void BM_UniformDraws(benchmark::State& state) {
     first += kChunk;
   });
 }
-BENCHMARK(BM_UniformDraws);
 
 void BM_FillBits(benchmark::State& state) {
   std::vector<std::uint64_t> out(kChunk);
@@ -113,7 +94,6 @@ void BM_FillBits(benchmark::State& state) {
     first += kChunk;
   });
 }
-BENCHMARK(BM_FillBits);
 
 void BM_FillUniform(benchmark::State& state) {
   std::vector<double> out(kChunk);
@@ -124,7 +104,6 @@ void BM_FillUniform(benchmark::State& state) {
     first += kChunk;
   });
 }
-BENCHMARK(BM_FillUniform);
 
 void BM_FillNormal(benchmark::State& state) {
   std::vector<double> out(kChunk);
@@ -135,11 +114,9 @@ void BM_FillNormal(benchmark::State& state) {
     first += kChunk;
   });
 }
-BENCHMARK(BM_FillNormal);
 
 // Logit generation alone (RNG + law + scaling by 1/θ), as the kernel calls it.
-void BM_GenerateLogits(benchmark::State& state) {
-  const auto law = static_cast<dispersion::LogitLaw>(state.range(0));
+void BM_GenerateLogits(benchmark::State& state, dispersion::LogitLaw law) {
   std::vector<double> out(kChunk);
   const std::uint64_t n = std::uint64_t{1} << 62;
   std::uint64_t first = 0;
@@ -148,48 +125,7 @@ void BM_GenerateLogits(benchmark::State& state) {
     benchmark::DoNotOptimize(out.data());
     first += kChunk;
   });
-  state.SetLabel(std::string(dispersion::logit_law_name(law)));
 }
-BENCHMARK(BM_GenerateLogits)->ArgName("law")->DenseRange(0, 3);
-
-// exp alone on L1-resident data (load, exp, store).
-void BM_SimdExp(benchmark::State& state) {
-  using B = xsimd::batch<double>;
-  std::vector<double> in(kChunk), out(kChunk);
-  for (std::size_t i = 0; i < kChunk; ++i) in[i] = -4.0 * static_cast<double>(i) / kChunk;
-  run(state, kChunk, [&] {
-    for (std::size_t i = 0; i < kChunk; i += B::size)
-      simd::exp(B::load_unaligned(in.data() + i)).store_unaligned(out.data() + i);
-    benchmark::DoNotOptimize(out.data());
-  });
-}
-BENCHMARK(BM_SimdExp);
-
-// 2^y, the kernel's weight (exact argument reduction), on the same data.
-void BM_SimdExp2(benchmark::State& state) {
-  using B = xsimd::batch<double>;
-  std::vector<double> in(kChunk), out(kChunk);
-  for (std::size_t i = 0; i < kChunk; ++i) in[i] = -4.0 * static_cast<double>(i) / kChunk;
-  run(state, kChunk, [&] {
-    for (std::size_t i = 0; i < kChunk; i += B::size)
-      simd::exp2_in_range(B::load_unaligned(in.data() + i)).store_unaligned(out.data() + i);
-    benchmark::DoNotOptimize(out.data());
-  });
-}
-BENCHMARK(BM_SimdExp2);
-
-// The same with xsimd's own exp, for comparison.
-void BM_XsimdExp(benchmark::State& state) {
-  using B = xsimd::batch<double>;
-  std::vector<double> in(kChunk), out(kChunk);
-  for (std::size_t i = 0; i < kChunk; ++i) in[i] = -4.0 * static_cast<double>(i) / kChunk;
-  run(state, kChunk, [&] {
-    for (std::size_t i = 0; i < kChunk; i += B::size)
-      xsimd::exp(B::load_unaligned(in.data() + i)).store_unaligned(out.data() + i);
-    benchmark::DoNotOptimize(out.data());
-  });
-}
-BENCHMARK(BM_XsimdExp);
 
 // SoftmaxStream::add alone (extremes pass + exp and sums pass) on an L1-resident chunk.
 void BM_SoftmaxStreamAdd(benchmark::State& state) {
@@ -202,7 +138,47 @@ void BM_SoftmaxStreamAdd(benchmark::State& state) {
     benchmark::DoNotOptimize(stream);
   });
 }
-BENCHMARK(BM_SoftmaxStreamAdd);
+
+constexpr dispersion::LogitLaw kLaws[] = {dispersion::LogitLaw::Uniform, dispersion::LogitLaw::OneHot,
+                                          dispersion::LogitLaw::TwoPoint, dispersion::LogitLaw::Gaussian};
+
+void register_benchmarks() {
+  const std::string chunk = "/1x" + std::to_string(kChunk);
+  for (const auto law : kLaws) {
+    const std::string name(dispersion::logit_law_name(law));
+    for (const int threads : {1, 2}) {
+      benchmark::RegisterBenchmark(("dispersion_row/" + name + "/1x16777216/double/threads:" + std::to_string(threads)).c_str(),
+                                   BM_DispersionRow, law, std::uint64_t{1} << 24, threads, std::uint64_t{12345})
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+  }
+  for (const int threads : {1, 2}) {
+    benchmark::RegisterBenchmark(("dispersion_row/uniform/1x268435456/double/threads:" + std::to_string(threads)).c_str(),
+                                 BM_DispersionRow, dispersion::LogitLaw::Uniform, std::uint64_t{1} << 28, threads,
+                                 std::uint64_t{1})
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
+  for (const auto law : kLaws) {
+    const std::string name(dispersion::logit_law_name(law));
+    benchmark::RegisterBenchmark(("block_top_pass/" + name + "/1x" + std::to_string(dispersion::kDispersionBlock) +
+                                  "/double").c_str(), BM_BlockTopPass, law);
+    benchmark::RegisterBenchmark(("generate_logits/" + name + chunk + "/double").c_str(), BM_GenerateLogits, law);
+  }
+  benchmark::RegisterBenchmark(("uniform_draws/lanes_and_scalar" + chunk + "/double").c_str(), BM_UniformDraws);
+  benchmark::RegisterBenchmark(("counter_rng/bits" + chunk + "/uint64").c_str(), BM_FillBits);
+  benchmark::RegisterBenchmark(("counter_rng/uniform" + chunk + "/double").c_str(), BM_FillUniform);
+  benchmark::RegisterBenchmark(("counter_rng/normal" + chunk + "/double").c_str(), BM_FillNormal);
+  benchmark::RegisterBenchmark(("softmax_stream/add" + chunk + "/double").c_str(), BM_SoftmaxStreamAdd);
+}
+
+
+// Named registrations (bench/README.md), at static initialisation like BENCHMARK's.
+const bool kRegistered = [] {
+  register_benchmarks();
+  return true;
+}();
 
 }  // namespace
 

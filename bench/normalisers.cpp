@@ -1,16 +1,18 @@
-// Benchmarks of the normaliser family (docs/science.md#remedies; names as in docs/architecture.md#benchmarks).
+// Benchmarks of the normaliser family (docs/science.md#remedies), named
+// <kernel>/<variant>/<rows>x<n>/<type>[/threads:<t>] (bench/README.md, docs/architecture.md#benchmarks).
 //   build/bin/sharp-bench-normalisers [--benchmark_filter=...] [--benchmark_format=json]
 // - forward/<spec>/<rows>x<n>/<type>/threads:<t>: every normaliser on 1x2^24, 1024x1024 and
 //   16384x16 logits ~ N(0, 4^2), double and float, 1 thread and all threads. Counters: rows/s,
 //   bytes/s (read z + write p) and the fraction of rows where adaptive applied beta != 1.
-// - limits: read bandwidth (a STREAM-style sum over 2^24 doubles) and pure vectorised exp loops
-//   (in L1: the kernels' exp2, the base-e exp, xsimd::exp), so scripts/bench_normalisers.sh can
-//   report each kernel as a fraction of its own limit.
-// - stats/...: the one-pass statistics (log-sum-exp, entropy, beta) of a 1x2^24 row: the family's
-//   blocked kernel, and lib/stats' SoftmaxStream for comparison.
-// - root/...: for the root-finding methods (alpha-entmax, Stieltjes) by bisection and by
-//   safeguarded Newton: the f-evaluations a 1024-wide row needs to get p within 1e-9 (max abs) of
-//   the converged answer, and the time per row at that accuracy.
+// - limits: read_bandwidth/sum/1x16777216/double/threads:<t> (a STREAM-style sum, far beyond the
+//   caches) and exp/<kernel|base_e|xsimd>/1x4096/double (vectorised exp loops in L1: the kernels'
+//   exp2, the base-e exp, xsimd::exp), so scripts/bench_normalisers.sh can report each kernel as a
+//   fraction of its own limit. These are the suite's only exp benchmarks.
+// - stats/<blocked|softmax_stream>/1x16777216/...: the one-pass statistics (log-sum-exp, entropy,
+//   beta) of a 1x2^24 row: the family's blocked kernel, and lib/stats' SoftmaxStream for comparison.
+// - root_<bisection|newton>/<spec>/64x1024/double: for the root-finding normalisers (alpha-entmax,
+//   Stieltjes): the f-evaluations a 1024-wide row needs to get p within 1e-9 (max abs) of the
+//   converged answer, and the time per row at that accuracy.
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
@@ -113,7 +115,7 @@ void BM_ReadBandwidth(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * z.size() * sizeof(double)));
   state.counters["threads"] = threads;
 }
-BENCHMARK(BM_ReadBandwidth)->Name("limit/read_bandwidth")->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
+BENCHMARK(BM_ReadBandwidth)->Name("read_bandwidth/sum/1x16777216/double")->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 
 // The exp of the softmax kernels alone, on an L1-resident array: exps/s per core. "kernel" is what
 // the softmax family runs (2^y on logits pre-scaled by log2 e, core/simd_exp.hpp); "exp" is the
@@ -142,9 +144,9 @@ void BM_Exp(benchmark::State& state) {
   state.counters["exps/s"] = benchmark::Counter(static_cast<double>(state.iterations() * x.size()),
                                                 benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_Exp<ExpVariant::Kernel>)->Name("limit/exp/kernel");
-BENCHMARK(BM_Exp<ExpVariant::BaseE>)->Name("limit/exp/base_e");
-BENCHMARK(BM_Exp<ExpVariant::Xsimd>)->Name("limit/exp/xsimd");
+BENCHMARK(BM_Exp<ExpVariant::Kernel>)->Name("exp/kernel/1x4096/double");
+BENCHMARK(BM_Exp<ExpVariant::BaseE>)->Name("exp/base_e/1x4096/double");
+BENCHMARK(BM_Exp<ExpVariant::Xsimd>)->Name("exp/xsimd/1x4096/double");
 
 // One-pass statistics of one 2^24 row: log-sum-exp, entropy, adaptive beta.
 template <class T>
@@ -159,8 +161,8 @@ void BM_Stats(benchmark::State& state) {
   state.counters["threads"] = static_cast<double>(state.range(0));
   omp_set_num_threads(omp_get_num_procs());
 }
-BENCHMARK(BM_Stats<double>)->Name("stats/1x16777216/double")->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
-BENCHMARK(BM_Stats<float>)->Name("stats/1x16777216/float")->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
+BENCHMARK(BM_Stats<double>)->Name("stats/blocked/1x16777216/double")->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
+BENCHMARK(BM_Stats<float>)->Name("stats/blocked/1x16777216/float")->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 
 void BM_StatsSoftmaxStream(benchmark::State& state) {
   const std::vector<double>& z = logits<double>(std::size_t(1) << 24);
@@ -174,7 +176,7 @@ void BM_StatsSoftmaxStream(benchmark::State& state) {
                                                   benchmark::Counter::kIsRate);
   state.counters["threads"] = 1;
 }
-BENCHMARK(BM_StatsSoftmaxStream)->Name("stats/1x16777216/double/stats::SoftmaxStream")->UseRealTime();
+BENCHMARK(BM_StatsSoftmaxStream)->Name("stats/softmax_stream/1x16777216/double")->UseRealTime();
 
 // Root finding to 1e-9: per 1024-wide row, the smallest tolerance setting (10^-k) whose p is within
 // 1e-9 of the converged p; reports the f-evaluations it took and the time per row at that setting.
@@ -199,9 +201,7 @@ double stieltjes_p(const double* w, std::size_t n, double q, RootMethod method, 
   return r.root;
 }
 
-void BM_RootTo1e9(benchmark::State& state) {
-  const bool stieltjes = state.range(0) == 1;
-  const auto method = state.range(1) == 0 ? RootMethod::Bisection : RootMethod::SafeguardedNewton;
+void BM_RootTo1e9(benchmark::State& state, bool stieltjes, RootMethod method) {
   const std::size_t n = 1024, rows = 64;
   const double alpha = 1.25, q = 4.0;
   const std::vector<double>& z = logits<double>(1024 * 1024);
@@ -243,10 +243,17 @@ void BM_RootTo1e9(benchmark::State& state) {
   state.counters["max_error"] = err;
   state.counters["rows/s"] = benchmark::Counter(static_cast<double>(state.iterations() * rows),
                                                 benchmark::Counter::kIsRate);
-  state.SetLabel(std::string(stieltjes ? "stieltjes:q=4" : "entmax:alpha=1.25") +
-                 (method == RootMethod::Bisection ? " bisection" : " safeguarded Newton"));
 }
-BENCHMARK(BM_RootTo1e9)->Name("root/1024")->ArgsProduct({{0, 1}, {0, 1}})->ArgNames({"stieltjes", "newton"});
+
+void register_root_benchmarks() {
+  for (const bool stieltjes : {false, true}) {
+    for (const RootMethod method : {RootMethod::Bisection, RootMethod::SafeguardedNewton}) {
+      const std::string name = std::string(method == RootMethod::Bisection ? "root_bisection/" : "root_newton/") +
+                               (stieltjes ? "stieltjes:q=4" : "entmax:alpha=1.25") + "/64x1024/double";
+      benchmark::RegisterBenchmark(name.c_str(), BM_RootTo1e9, stieltjes, method);
+    }
+  }
+}
 
 void register_forward_benchmarks() {
   const int all = omp_get_num_procs();
@@ -269,13 +276,14 @@ void register_forward_benchmarks() {
   }
 }
 
+
+// Named registrations (bench/README.md), at static initialisation like BENCHMARK's.
+const bool kRegistered = [] {
+  register_forward_benchmarks();
+  register_root_benchmarks();
+  return true;
+}();
+
 }  // namespace
 
-int main(int argc, char** argv) {
-  register_forward_benchmarks();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+BENCHMARK_MAIN();

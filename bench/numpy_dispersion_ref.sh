@@ -19,7 +19,7 @@ done
 
 json=$(mktemp)
 trap 'rm -f "$json"' EXIT
-"$bin/sharp-bench-dispersion" --benchmark_filter='BM_NumpyPoint' --benchmark_repetitions=3 \
+"$bin/sharp-bench-dispersion" --benchmark_filter='^dispersion_row/uniform/1x268435456/' --benchmark_repetitions=3 \
   --benchmark_format=json >"$json"
 "$python" - "$json" "$best_numpy" <<'PY'
 import json, sys

@@ -1,11 +1,15 @@
-// Benchmarks of the max-retrieval model (docs/science.md#max-retrieval; docs/architecture.md#benchmarks).
+// Benchmarks of the max-retrieval model (docs/science.md#max-retrieval; docs/architecture.md#benchmarks),
+// named <kernel>/<variant>/<rows>x<n>/<type>/threads:<t> (bench/README.md).
 //   build/bin/sharp-bench-train-max [--benchmark_filter=...]
-// - TrainStep/threads:T: one optimizer step of the model of docs/science.md#max-retrieval (width 128, depth 1, batch 128,
-//   n = 16). Counters: samples/s and GFLOP/s (lib/max_retrieval/cost.hpp's flop count).
-// - StepGemms/threads:T: the same step's GEMMs, back to back at whole-batch shapes, through
-//   OpenBLAS with T threads: the reference rate. Achieved fraction = TrainStep GFLOP/s / this.
-// - EvalSet/n:N/<normalisers>/threads:T: the streaming evaluation (softmax, or softmax+adaptive,
-//   which needs a second pass) of 2T sets of N items. Counter: items/s (item passes of the first pass).
+// - train_step/max_retrieval/128x16/float/threads:T: one optimizer step of the model of
+//   docs/science.md#max-retrieval (width 128, depth 1, batch 128 sets of n = 16 items). Counters:
+//   samples/s and GFLOP/s (lib/max_retrieval/cost.hpp's flop count).
+// - train_step_gemms/max_retrieval/128x16/float/threads:T: the same step's GEMMs, back to back at
+//   whole-batch shapes, through OpenBLAS with T threads: the reference rate. Achieved fraction =
+//   train_step GFLOP/s / this.
+// - eval_set/<normalisers>/<sets>x<n>/float/threads:T: the streaming evaluation (softmax, or
+//   softmax+adaptive, which needs a second pass) of 2T sets of n items. Counter: items/s (item
+//   passes of the first pass).
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
@@ -26,8 +30,7 @@ TrainConfig default_config() {
   return c;
 }
 
-void TrainStep(benchmark::State& state) {
-  const int threads = int(state.range(0));
+void TrainStep(benchmark::State& state, int threads) {
   const TrainConfig c = default_config();
   Trainer t(c, 1, 2, threads);
   for (int i = 0; i < 3; ++i) t.step();   // warm up (allocations, page faults)
@@ -37,10 +40,8 @@ void TrainStep(benchmark::State& state) {
   state.counters["GFLOP/s"] = benchmark::Counter(steps * training_step_flops(c.model, c.batch, c.train_n) * 1e-9,
                                                  benchmark::Counter::kIsRate);
 }
-BENCHMARK(TrainStep)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime()->MinTime(3.0);
 
-void StepGemms(benchmark::State& state) {
-  const int threads = int(state.range(0));
+void StepGemms(benchmark::State& state, int threads) {
   const TrainConfig c = default_config();
   const auto shapes = training_step_gemms(c.model, c.batch, c.train_n);
   std::size_t biggest = 0;
@@ -57,11 +58,8 @@ void StepGemms(benchmark::State& state) {
   omp_set_num_threads(saved);
   state.counters["GFLOP/s"] = benchmark::Counter(double(state.iterations()) * flops * 1e-9, benchmark::Counter::kIsRate);
 }
-BENCHMARK(StepGemms)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime()->MinTime(3.0);
 
-void EvalSet(benchmark::State& state, std::vector<std::string> names) {
-  const std::size_t n = std::size_t(state.range(0));
-  const int threads = int(state.range(1));
+void EvalSet(benchmark::State& state, std::vector<std::string> names, std::size_t n, int threads) {
   const ModelLayout layout = make_model_layout({128, 1});
   std::vector<float> params(layout.params.size());
   sharp::nn::lecun_normal_init(layout.params, params.data(), 3);
@@ -73,10 +71,32 @@ void EvalSet(benchmark::State& state, std::vector<std::string> names) {
   state.counters["items/s"] =
       benchmark::Counter(double(state.iterations()) * double(sets) * double(n), benchmark::Counter::kIsRate);
 }
-BENCHMARK_CAPTURE(EvalSet, softmax, {"softmax"})
-    ->ArgsProduct({{1 << 16, 1 << 20}, {1, 2}})->ArgNames({"n", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(EvalSet, softmax_adaptive, {"softmax", "adaptive"})
-    ->ArgsProduct({{1 << 20}, {2}})->ArgNames({"n", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);
+void register_benchmarks() {
+  const TrainConfig c = default_config();
+  const std::string step = "/max_retrieval/" + std::to_string(c.batch) + "x" + std::to_string(c.train_n) + "/float";
+  for (const int threads : {1, 2}) {
+    const std::string t = "/threads:" + std::to_string(threads);
+    benchmark::RegisterBenchmark(("train_step" + step + t).c_str(), TrainStep, threads)->UseRealTime()->MinTime(3.0);
+    benchmark::RegisterBenchmark(("train_step_gemms" + step + t).c_str(), StepGemms, threads)->UseRealTime()->MinTime(3.0);
+  }
+  auto eval = [](std::vector<std::string> names, std::size_t n, int threads) {
+    std::string list;
+    for (const auto& s : names) list += (list.empty() ? "" : "+") + s;
+    const std::string name = "eval_set/" + list + "/" + std::to_string(2 * threads) + "x" + std::to_string(n) +
+                             "/float/threads:" + std::to_string(threads);
+    benchmark::RegisterBenchmark(name.c_str(), EvalSet, names, n, threads)->UseRealTime()->Unit(benchmark::kMillisecond);
+  };
+  for (const std::size_t n : {std::size_t{1} << 16, std::size_t{1} << 20})
+    for (const int threads : {1, 2}) eval({"softmax"}, n, threads);
+  eval({"softmax", "adaptive"}, std::size_t{1} << 20, 2);
+}
+
+
+// Named registrations (bench/README.md), at static initialisation like BENCHMARK's.
+const bool kRegistered = [] {
+  register_benchmarks();
+  return true;
+}();
 
 }  // namespace
 

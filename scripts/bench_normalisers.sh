@@ -60,15 +60,15 @@ ctx = bench["context"]
 load = ", ".join(f"{x:.2f}" for x in ctx.get("load_avg", []))
 print(f"# normalisers benchmark: {ctx.get('host_name', '?')}, {ctx.get('num_cpus')} cpus, "
       f"{ctx.get('date', '')}, load average at start {load}; wall-clock, best of the repetitions")
-bw = {t: find(f"limit/read_bandwidth/threads:{t}") for t in (1, 2)}
+bw = {t: find(f"read_bandwidth/sum/1x16777216/double/threads:{t}") for t in (1, 2)}
 bw = {t: 8 * 2**24 / b["seconds"] for t, b in bw.items() if b}
-exp_b = find("limit/exp/kernel")
+exp_b = find("exp/kernel/1x4096/double")
 rate_of = lambda b: b["exps/s"] if b else float("nan")
 exp_rate = rate_of(exp_b)
 print(f"read bandwidth (STREAM-style sum of 2^24 doubles): " +
       ", ".join(f"{t} thread{'s' if t > 1 else ''} {v / 1e9:.1f} GB/s" for t, v in bw.items()))
 print(f"vectorised exp (L1, 1 thread): kernels' exp2 {exp_rate / 1e9:.2f} G exp/s, base-e exp "
-      f"{rate_of(find('limit/exp/base_e')) / 1e9:.2f} G/s, xsimd::exp {rate_of(find('limit/exp/xsimd')) / 1e9:.2f} G/s")
+      f"{rate_of(find('exp/base_e/1x4096/double')) / 1e9:.2f} G/s, xsimd::exp {rate_of(find('exp/xsimd/1x4096/double')) / 1e9:.2f} G/s")
 print()
 
 # Exps per logit of the minimum-work kernel, for the limit column.

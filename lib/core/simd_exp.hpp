@@ -2,7 +2,7 @@
 // exp and exp2 on SIMD lanes of doubles (xsimd batches of any ISA) for the softmax-family and
 // dispersion hot loops: the library's one vectorised exp. Why not xsimd::exp: on AVX2 it converts
 // the exponent one lane at a time and handles the full domain with several blends (0.36 G exp/s per
-// core here, against 2.1 G/s for exp2_in_range below; bench/normalisers.cpp limit/exp).
+// core here, against 2.1 G/s for exp2_in_range below; bench/normalisers.cpp exp/...).
 //
 // Method (table-driven, base 2): for y = k + j/8 + f with k, j integers, 0 ≤ j < 8, |f| ≤ 1/16,
 //   2^y = 2^k · 2^(j/8) · 2^f.

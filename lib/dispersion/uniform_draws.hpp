@@ -5,7 +5,7 @@
 // while the scalar integer units sit idle. So the kernel computes exp for sub-chunk j while the
 // scalar half of sub-chunk j + 1's random numbers is made in the same loop (fill_group), and only
 // the other half takes vector instructions (fill_lanes). Measured on the development machine
-// (AVX2 build on a Zen 5 core, bench BM_BlockTopPass, uniform): 0.62 G logits per CPU-second with
+// (AVX2 build on a Zen 5 core, bench block_top_pass/uniform): 0.62 G logits per CPU-second with
 // the draws made before the sums, 0.90–0.94 with the scalar half overlapped. The 50/50 split was
 // the best of 0/25/50/75/100% scalar there.
 // Layout: in each group of kGroup = 8 consecutive indices, the first W = 4 come from lanes, the

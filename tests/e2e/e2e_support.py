@@ -1,5 +1,6 @@
-"""Shared pieces of the end-to-end tests: where the binaries are, running one, a test case with its
-own temporary directory, comparing result data, and waiting for a run to be partly done."""
+"""The end-to-end tests' one harness: where the binaries are (BIN), running one (run), a test case with
+temporary directories for its result files (ResultDirCase: one per test, one per class for
+fixtures made once), comparing result data, and waiting for a run to be partly done."""
 import os
 import subprocess
 import sys
@@ -13,10 +14,10 @@ from h5compare import data_differences  # noqa: E402
 BIN = os.environ.get("SHARP_BIN_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../build/bin"))
 
 
-def run(binary, *args, check=None, env=None, timeout=600):
-    """Runs build/bin/<binary>; with check=N, fails unless it exits with N."""
+def run(binary, *args, check=None, env=None, timeout=600, input=None):
+    """Runs build/bin/<binary> (stdin: `input`, text); with check=N, fails unless it exits with N."""
     p = subprocess.run([os.path.join(BIN, binary), *args], capture_output=True, text=True, timeout=timeout,
-                       env=dict(os.environ, **(env or {})))
+                       env=dict(os.environ, **(env or {})), input=input)
     if check is not None and p.returncode != check:
         raise AssertionError(f"{binary} {' '.join(args)} exited {p.returncode}, expected {check}\n"
                              f"stdout: {p.stdout}\nstderr: {p.stderr}")
@@ -37,7 +38,22 @@ def wait_for_parts(parts_dir, count, timeout=120):
 
 
 class ResultDirCase(unittest.TestCase):
-    """A test case with a fresh temporary directory for its result files."""
+    """A test case with a fresh temporary directory for its result files (self.dir, self.path), and
+    one for the whole class (cls.class_dir, cls.class_path) where setUpClass makes what every test
+    reads (a subclass's setUpClass calls super().setUpClass() first)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls._class_tmp = tempfile.TemporaryDirectory(prefix="sharp-e2e-")
+        cls.class_dir = cls._class_tmp.name
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._class_tmp.cleanup()
+
+    @classmethod
+    def class_path(cls, name):
+        return os.path.join(cls.class_dir, name)
 
     def setUp(self):
         self._tmp = tempfile.TemporaryDirectory(prefix="sharp-e2e-")

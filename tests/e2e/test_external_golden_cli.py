@@ -5,13 +5,15 @@ every case and spec, per-row L1 difference <= 1e-9 (that file's own rounding is 
 ulp(max |z|), so no relative bound). Exit 77 (ctest: skipped) with the reason when the file is absent.
 Run by ctest with SHARP_BIN_DIR and SHARP_EXTERNAL_GOLDEN_DIR set."""
 import os
-import subprocess
 import sys
 
 import h5py
 import numpy as np
 
-BIN = os.path.join(os.environ.get("SHARP_BIN_DIR", "build/bin"), "sharp-normalise")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_support import BIN as BIN_DIR, run  # noqa: E402
+
+BIN = os.path.join(BIN_DIR, "sharp-normalise")
 GOLDEN = os.path.join(os.environ.get("SHARP_EXTERNAL_GOLDEN_DIR", ""), "normalisers.h5")   # set by ctest
 
 
@@ -28,8 +30,7 @@ def main():
                     continue
                 spec = ds.attrs["spec"]
                 spec = spec.decode() if isinstance(spec, bytes) else spec
-                res = subprocess.run([BIN, "--normaliser", spec], input=text, capture_output=True, text=True,
-                                     timeout=120)
+                res = run("sharp-normalise", "--normaliser", spec, input=text, timeout=120)
                 outputs += 1
                 if res.returncode != 0:
                     failures.append(f"{case} {spec}: exit {res.returncode} {res.stderr.strip()}")

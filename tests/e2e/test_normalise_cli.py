@@ -5,14 +5,16 @@
 parameter, no output file written or overwritten). Run by ctest with SHARP_BIN_DIR and
 SHARP_GOLDEN_DIR set, after the fixture golden_normalisers has written the golden file."""
 import os
-import subprocess
 import sys
 import tempfile
 
 import h5py
 import numpy as np
 
-BIN = os.path.join(os.environ.get("SHARP_BIN_DIR", "build/bin"), "sharp-normalise")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_support import BIN as BIN_DIR, run as run_binary  # noqa: E402
+
+BIN = os.path.join(BIN_DIR, "sharp-normalise")
 GOLDEN = os.path.join(os.environ.get("SHARP_GOLDEN_DIR", "build/golden"), "normalisers.h5")
 failures = []
 
@@ -24,7 +26,7 @@ def check(condition, message):
 
 
 def run(args, stdin=""):
-    return subprocess.run([BIN] + args, input=stdin, capture_output=True, text=True, timeout=120)
+    return run_binary("sharp-normalise", *args, input=stdin, timeout=120)
 
 
 def parse(text):

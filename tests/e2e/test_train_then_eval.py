@@ -6,45 +6,25 @@ ctest runs it with SHARP_BIN_DIR set; standalone: SHARP_BIN_DIR=build/bin /usr/b
 A few seconds of CPU (tiny models, small sets).
 """
 import os
-import subprocess
 import sys
-import tempfile
 import unittest
 
 import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from h5compare import data_differences  # noqa: E402
-
-BIN = os.environ.get("SHARP_BIN_DIR", os.path.join(os.path.dirname(__file__), "../../build/bin"))
+from e2e_support import ResultDirCase, run  # noqa: E402
 
 
-def run(binary, *args, check=None):
-    p = subprocess.run([os.path.join(BIN, binary), *args], capture_output=True, text=True, timeout=600)
-    if check is not None and p.returncode != check:
-        raise AssertionError(f"{binary} {' '.join(args)} exited {p.returncode}, expected {check}\n"
-                             f"stdout: {p.stdout}\nstderr: {p.stderr}")
-    return p
-
-
-class TrainThenEval(unittest.TestCase):
+class TrainThenEval(ResultDirCase):
     @classmethod
     def setUpClass(cls):
-        cls._tmp = tempfile.TemporaryDirectory(prefix="sharp-eval-")
-        cls.dir = cls._tmp.name
-        cls.models = os.path.join(cls.dir, "models.h5")
+        super().setUpClass()
+        cls.models = cls.class_path("models.h5")
         run("sharp-train-max", "--width", "32", "--batch", "64", "--lr", "1e-2", "--steps", "300",
             "--eval-samples", "256", "--seed", "1,2", "--out", cls.models, "--quiet", check=0)
         with h5py.File(cls.models, "r") as f:
             cls.ids = list(f["points/id"].asstr()[()])
-
-    @classmethod
-    def tearDownClass(cls):
-        cls._tmp.cleanup()
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
 
     GRID = ["--n", "16,64,1024", "--samples", "48", "--map-samples", "4", "--chunk", "100"]
 
@@ -88,8 +68,7 @@ class TrainThenEval(unittest.TestCase):
         one = f"{self.models}#{self.ids[1]}"
         run("sharp-eval-max", "--checkpoint", one, *self.GRID, "--threads", "1", "--out", a, "--quiet", check=0)
         run("sharp-eval-max", "--checkpoint", one, *self.GRID, "--threads", "2", "--out", b, "--quiet", check=0)
-        diffs = data_differences(a, b)
-        self.assertEqual(diffs, [], "\n".join(diffs))
+        self.assertSameData(a, b)
         with h5py.File(a, "r") as f:
             self.assertEqual(set(f["points/params/checkpoint"].asstr()[()]), {one})
             self.assertIn("accuracy.adaptive", f["points"])   # the default list: softmax+adaptive

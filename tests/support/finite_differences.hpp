@@ -5,7 +5,10 @@
 //   gradient_agrees:  max |analytic − numeric| / max |numeric| <= tolerance, failing with the worst
 //                     coordinate named; refuses a numeric gradient that is zero everywhere (a check
 //                     that cannot fail).
-//   random_normal, dot: the random inputs and the scalar loss L = <v, output> such checks use.
+//   agrees_with_finite_differences: both at once over a whole buffer (the common case).
+//   dot: the scalar loss L = <v, output> such checks use, with v random (random_rows.hpp, included
+//        here for random_normal).
+// Usage: EXPECT_TRUE(agrees_with_finite_differences(dx, x, loss, 1e-6, "dx"));
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -17,15 +20,9 @@
 
 #include <gtest/gtest.h>
 
-namespace sharp::test {
+#include "random_rows.hpp"
 
-// n values ~ N(0, scale²) from rng.
-inline std::vector<double> random_normal(std::size_t n, std::mt19937_64& rng, double scale = 1.0) {
-  std::normal_distribution<double> normal(0.0, scale);
-  std::vector<double> v(n);
-  for (double& x : v) x = normal(rng);
-  return v;
-}
+namespace sharp::test {
 
 inline double dot(const std::vector<double>& a, const std::vector<double>& b) {
   double s = 0.0;
@@ -38,6 +35,13 @@ inline double dot(const std::vector<double>& a, const std::vector<double>& b) {
 inline std::vector<std::size_t> every(std::size_t size, std::size_t stride = 1) {
   std::vector<std::size_t> out;
   for (std::size_t i = 0; i < size; i += std::max<std::size_t>(stride, 1)) out.push_back(i);
+  return out;
+}
+
+// Coordinates first, first + 1, …, first + count − 1 (one tensor of a flat parameter buffer).
+inline std::vector<std::size_t> coordinates(std::size_t first, std::size_t count) {
+  std::vector<std::size_t> out(count);
+  for (std::size_t k = 0; k < count; ++k) out[k] = first + k;
   return out;
 }
 
@@ -80,6 +84,20 @@ inline ::testing::AssertionResult gradient_agrees(const double* analytic, const 
     return ::testing::AssertionFailure() << msg.str();
   }
   return ::testing::AssertionSuccess();
+}
+
+// analytic [x.size()] against central differences of loss() with respect to every coordinate of x.
+inline ::testing::AssertionResult agrees_with_finite_differences(const std::vector<double>& analytic,
+                                                                 std::vector<double>& x,
+                                                                 const std::function<double()>& loss,
+                                                                 double tolerance, const std::string& what,
+                                                                 double h = 1e-5) {
+  if (analytic.size() != x.size()) {
+    return ::testing::AssertionFailure() << what << ": " << analytic.size() << " analytic values for "
+                                         << x.size() << " coordinates";
+  }
+  const std::vector<std::size_t> all = every(x.size());
+  return gradient_agrees(analytic.data(), all, numeric_gradient(x.data(), all, loss, h), tolerance, what);
 }
 
 }  // namespace sharp::test

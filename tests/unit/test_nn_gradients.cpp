@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../support/finite_differences.hpp"
+#include "support/finite_differences.hpp"
 #include "core/errors.hpp"
 #include "nn/attention_head.hpp"
 #include "nn/cross_entropy.hpp"
@@ -22,41 +22,14 @@
 namespace {
 
 using Vec = std::vector<double>;
-constexpr double kStep = 1e-5;
 constexpr double kTolerance = 1e-6;
 
-using sharp::test::random_normal;
+using sharp::test::agrees_with_finite_differences;
+using sharp::test::coordinates;
 using sharp::test::dot;
-
-// Central differences of loss() with respect to every coordinate of x (restored afterwards).
-Vec numeric_gradient(Vec& x, const std::function<double()>& loss) {
-  Vec g(x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double saved = x[i];
-    x[i] = saved + kStep;
-    const double up = loss();
-    x[i] = saved - kStep;
-    const double down = loss();
-    x[i] = saved;
-    g[i] = (up - down) / (2 * kStep);
-  }
-  return g;
-}
-
-// Readable diff: the worst coordinate, its analytic and numeric values, and the relative error.
-void expect_gradient(const Vec& analytic, const Vec& numeric, const std::string& what) {
-  ASSERT_EQ(analytic.size(), numeric.size()) << what;
-  double scale = 0.0, worst = 0.0;
-  std::size_t at = 0;
-  for (std::size_t i = 0; i < numeric.size(); ++i) {
-    scale = std::max(scale, std::abs(numeric[i]));
-    const double diff = std::abs(analytic[i] - numeric[i]);
-    if (diff > worst) worst = diff, at = i;
-  }
-  ASSERT_GT(scale, 1e-8) << what << ": gradient is zero everywhere, the check would be vacuous";
-  EXPECT_LE(worst / scale, kTolerance) << what << ": worst coordinate " << at << " analytic " << analytic[at]
-                                       << " numeric " << numeric[at] << " (max |fd| " << scale << ")";
-}
+using sharp::test::gradient_agrees;
+using sharp::test::numeric_gradient;
+using sharp::test::random_normal;
 
 TEST(NnGradients, Linear) {
   std::mt19937_64 rng(1);
@@ -70,9 +43,9 @@ TEST(NnGradients, Linear) {
   };
   Vec dx(rows * in), dW(out * in, 0.0), db(out, 0.0);
   sharp::nn::linear_backward(dx.data(), dW.data(), db.data(), v.data(), x.data(), W.data(), rows, in, out);
-  expect_gradient(dx, numeric_gradient(x, loss), "linear dx");
-  expect_gradient(dW, numeric_gradient(W, loss), "linear dW");
-  expect_gradient(db, numeric_gradient(b, loss), "linear db");
+  EXPECT_TRUE(agrees_with_finite_differences(dx, x, loss, kTolerance, "linear dx"));
+  EXPECT_TRUE(agrees_with_finite_differences(dW, W, loss, kTolerance, "linear dW"));
+  EXPECT_TRUE(agrees_with_finite_differences(db, b, loss, kTolerance, "linear db"));
 }
 
 TEST(NnGradients, LinearAccumulatesIntoWeightGradients) {
@@ -101,7 +74,7 @@ TEST(NnGradients, Relu) {
   Vec y(x.size()), dx(x.size());
   sharp::nn::relu_forward(y.data(), x.data(), x.size());
   sharp::nn::relu_backward(dx.data(), v.data(), y.data(), x.size());
-  expect_gradient(dx, numeric_gradient(x, loss), "relu dx");
+  EXPECT_TRUE(agrees_with_finite_differences(dx, x, loss, kTolerance, "relu dx"));
 }
 
 TEST(NnGradients, CrossEntropy) {
@@ -117,7 +90,7 @@ TEST(NnGradients, CrossEntropy) {
   Vec p(rows * classes), d(rows * classes);
   sharp::nn::cross_entropy_forward(p.data(), logits.data(), labels.data(), rows, classes);
   sharp::nn::cross_entropy_backward(d.data(), p.data(), labels.data(), rows, classes, scale);
-  expect_gradient(d, numeric_gradient(logits, loss), "cross-entropy dlogits");
+  EXPECT_TRUE(agrees_with_finite_differences(d, logits, loss, kTolerance, "cross-entropy dlogits"));
 }
 
 TEST(NnGradients, CrossEntropyIsStableAndCountsCorrectRows) {
@@ -153,12 +126,11 @@ TEST_P(MlpGradients, EveryParameterAndTheInput) {
   loss();
   Vec grads(layout.size(), 0.0), dx(rows * 3);
   sharp::nn::mlp_backward(dx.data(), grads.data(), v.data(), x.data(), mlp, params.data(), rows, cache);
-  expect_gradient(dx, numeric_gradient(x, loss), "mlp dx");
-  const Vec numeric = numeric_gradient(params, loss);
+  EXPECT_TRUE(agrees_with_finite_differences(dx, x, loss, kTolerance, "mlp dx"));
   for (const auto& t : layout.tensors()) {
-    const Vec a(grads.begin() + t.offset, grads.begin() + t.offset + t.size());
-    const Vec f(numeric.begin() + t.offset, numeric.begin() + t.offset + t.size());
-    expect_gradient(a, f, "mlp " + t.name);
+    const auto which = coordinates(t.offset, t.size());
+    EXPECT_TRUE(gradient_agrees(grads.data(), which, numeric_gradient(params.data(), which, loss), kTolerance,
+                                "mlp " + t.name));
   }
 }
 
@@ -185,11 +157,11 @@ TEST_P(HeadGradients, ItemsQueryAndWeights) {
   Vec dh(B * n * W), dhq(B * W), dWQ(d * W, 0.0), dWK(d * W, 0.0), dWV(d * W, 0.0);
   sharp::nn::head_backward(dh.data(), dhq.data(), {dWQ.data(), dWK.data(), dWV.data()}, v.data(), h.data(),
                            hq.data(), {WQ.data(), WK.data(), WV.data()}, shape, *normaliser, B, n, cache);
-  expect_gradient(dh, numeric_gradient(h, loss), std::string(GetParam()) + " head dh");
-  expect_gradient(dhq, numeric_gradient(hq, loss), std::string(GetParam()) + " head dhq");
-  expect_gradient(dWQ, numeric_gradient(WQ, loss), std::string(GetParam()) + " head dW_Q");
-  expect_gradient(dWK, numeric_gradient(WK, loss), std::string(GetParam()) + " head dW_K");
-  expect_gradient(dWV, numeric_gradient(WV, loss), std::string(GetParam()) + " head dW_V");
+  EXPECT_TRUE(agrees_with_finite_differences(dh, h, loss, kTolerance, std::string(GetParam()) + " head dh"));
+  EXPECT_TRUE(agrees_with_finite_differences(dhq, hq, loss, kTolerance, std::string(GetParam()) + " head dhq"));
+  EXPECT_TRUE(agrees_with_finite_differences(dWQ, WQ, loss, kTolerance, std::string(GetParam()) + " head dW_Q"));
+  EXPECT_TRUE(agrees_with_finite_differences(dWK, WK, loss, kTolerance, std::string(GetParam()) + " head dW_K"));
+  EXPECT_TRUE(agrees_with_finite_differences(dWV, WV, loss, kTolerance, std::string(GetParam()) + " head dW_V"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Normalisers, HeadGradients,

@@ -16,12 +16,16 @@
 
 #include <gtest/gtest.h>
 
+#include "support/random_rows.hpp"
+
 #include "core/errors.hpp"
 #include "normalisers/adaptive_temperature.hpp"
 #include "normalisers/normaliser.hpp"
 #include "normalisers/sparse_thresholds.hpp"
 
 namespace {
+
+using sharp::test::random_normal;
 
 using sharp::norm::make_normaliser;
 using sharp::norm::Normaliser;
@@ -35,14 +39,6 @@ const std::vector<std::string>& all_specs() {
       "entmax:alpha=1.5", "entmax:alpha=1.75", "entmax:alpha=2", "asentmax:b=0.5:gamma=1",
       "asentmax:b=1:gamma=0.5:delta=0.5", "stieltjes:q=1", "stieltjes:q=4", "stieltjes:q=16"};
   return specs;
-}
-
-Row random_row(std::size_t n, double sigma, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> normal(0.0, sigma);
-  Row z(n);
-  for (auto& x : z) x = normal(rng);
-  return z;
 }
 
 Row run(const Normaliser& nz, const Row& z) {
@@ -78,7 +74,7 @@ TEST_P(EveryNormaliser, RandomRowsAreDistributions) {
   std::uint64_t seed = 10;
   for (std::size_t n : {1, 2, 3, 7, 16, 100, 1000, 5000}) {
     for (double sigma : {0.1, 1.0, 10.0}) {
-      expect_distribution(run(*nz, random_row(n, sigma, seed++)), "n=" + std::to_string(n));
+      expect_distribution(run(*nz, random_normal(n, seed++, sigma)), "n=" + std::to_string(n));
     }
   }
 }
@@ -90,10 +86,10 @@ TEST_P(EveryNormaliser, ExtremeRowsAreDistributions) {
   expect_distribution(run(*nz, Row(9, 0.7)), "all equal");
   expect_distribution(run(*nz, {1e30, -1e30, 0.0, 1e30, 5.0}), "+-1e30");
   expect_distribution(run(*nz, {-1e30, -1e30, 1.0, -1e30}), "-1e30");
-  Row shifted = random_row(50, 1.0, 3);
+  Row shifted = random_normal(50, 3, 1.0);
   for (auto& x : shifted) x += 1e6;
   expect_distribution(run(*nz, shifted), "shifted by 1e6");
-  Row big = random_row(4096, 3.0, 4);
+  Row big = random_normal(4096, 4, 3.0);
   big[17] = 1e30;
   big[99] = -1e30;
   expect_distribution(run(*nz, big), "n=4096 with +-1e30");
@@ -102,7 +98,7 @@ TEST_P(EveryNormaliser, ExtremeRowsAreDistributions) {
 TEST_P(EveryNormaliser, PermutationEquivariant) {
   const auto nz = make_normaliser(GetParam());
   for (std::size_t n : {5, 64, 3000}) {
-    const Row z = random_row(n, 2.0, n);
+    const Row z = random_normal(n, n, 2.0);
     std::vector<std::size_t> perm(n);
     std::iota(perm.begin(), perm.end(), 0);
     std::shuffle(perm.begin(), perm.end(), std::mt19937_64(n + 1));
@@ -119,7 +115,7 @@ TEST_P(EveryNormaliser, PermutationEquivariant) {
 TEST_P(EveryNormaliser, ShiftInvariant) {
   const auto nz = make_normaliser(GetParam());
   for (std::size_t n : {4, 100}) {
-    const Row z = random_row(n, 1.5, 100 + n);
+    const Row z = random_normal(n, 100 + n, 1.5);
     for (double c : {-3.7, 25.0, 1e6}) {
       Row zc = z;
       for (auto& x : zc) x += c;
@@ -134,7 +130,7 @@ TEST_P(EveryNormaliser, ShiftInvariant) {
 TEST_P(EveryNormaliser, MaskedRowsEqualTheirSubRow) {
   const auto nz = make_normaliser(GetParam());
   for (std::size_t n : {3, 17, 600, 5000}) {
-    const Row sub = random_row(n, 1.0, 200 + n);
+    const Row sub = random_normal(n, 200 + n, 1.0);
     Row full;
     std::vector<bool> is_masked;
     for (std::size_t i = 0; i < n; ++i) {
@@ -164,7 +160,7 @@ TEST_P(EveryNormaliser, FloatAgreesWithDouble) {
   const auto nz = make_normaliser(GetParam());
   for (std::size_t n : {1, 7, 300, 5000}) {
     const std::size_t rows = 3;
-    Row z = random_row(rows * n, 2.0, 300 + n);
+    Row z = random_normal(rows * n, 300 + n, 2.0);
     if (n > 7) z[5] = kMasked;
     std::vector<float> zf(z.begin(), z.end());
     Row zd(zf.begin(), zf.end());   // the same logits, exactly
@@ -176,7 +172,7 @@ TEST_P(EveryNormaliser, FloatAgreesWithDouble) {
     for (std::size_t i = 0; i < p.size(); ++i) worst = std::max(worst, std::fabs(p[i] - pf[i]));
     EXPECT_LE(worst, 1e-5) << "forward n=" << n;
 
-    Row v = random_row(rows * n, 1.0, 400 + n), g(rows * n);
+    Row v = random_normal(rows * n, 400 + n, 1.0), g(rows * n);
     std::vector<float> vf(v.begin(), v.end()), gf(rows * n);
     Row vd(vf.begin(), vf.end());
     const std::size_t np = nz->parameter_names().size();
@@ -197,7 +193,7 @@ TEST_P(EveryNormaliser, ResultsDoNotDependOnThreadCount) {
   const auto nz = make_normaliser(GetParam());
   const int saved = omp_get_max_threads();
   for (auto [rows, n] : {std::pair<std::size_t, std::size_t>{64, 1000}, {1, std::size_t(1) << 17}}) {
-    const Row z = random_row(rows * n, 2.0, rows + n);
+    const Row z = random_normal(rows * n, rows + n, 2.0);
     Row p1(rows * n), p2(rows * n);
     omp_set_num_threads(1);
     nz->forward(z.data(), p1.data(), rows, n);
@@ -211,7 +207,7 @@ TEST_P(EveryNormaliser, ResultsDoNotDependOnThreadCount) {
 TEST_P(EveryNormaliser, NanOrPlusInfinityIsAnErrorNamingTheRow) {
   const auto nz = make_normaliser(GetParam());
   const std::size_t rows = 40, n = 1000;   // large enough to run in parallel
-  Row z = random_row(rows * n, 1.0, 5);
+  Row z = random_normal(rows * n, 5, 1.0);
   z[27 * n + 13] = std::numeric_limits<double>::quiet_NaN();
   z[31 * n + 2] = std::numeric_limits<double>::infinity();
   Row p(rows * n);
@@ -258,7 +254,7 @@ TEST(NormaliserProperties, TiesGoToTheLowerIndex) {
 }
 
 TEST(NormaliserProperties, SoftmaxEntropyFallsAsBetaRises) {
-  const Row z = random_row(200, 1.0, 9);
+  const Row z = random_normal(200, 9, 1.0);
   double previous = INFINITY;
   for (double beta = 0.05; beta < 20; beta *= 1.2) {
     const Row p = run(*make_normaliser("softmax:beta=" + std::to_string(beta)), z);
@@ -275,7 +271,7 @@ TEST(NormaliserProperties, AdaptiveNeverRaisesEntropy) {
   int corrected = 0;
   for (std::size_t n : {2, 8, 64, 512, 4096}) {
     for (double sigma : {0.1, 0.5, 1.0, 2.0, 5.0}) {
-      const Row z = random_row(n, sigma, seed++);
+      const Row z = random_normal(n, seed++, sigma);
       const Row pa = run(*adaptive, z), ps = run(*softmax, z);
       const double ha = sharp::norm::entropy(pa.data(), n), hs = sharp::norm::entropy(ps.data(), n);
       EXPECT_LE(ha, hs + 1e-12) << "n=" << n << " sigma=" << sigma;
@@ -308,7 +304,7 @@ TEST(NormaliserProperties, AdaptiveBetaCurve) {
 }
 
 TEST(NormaliserProperties, SparseSupportsShrinkAsTheScaleGrows) {
-  const Row z = random_row(300, 1.0, 77);
+  const Row z = random_normal(300, 77, 1.0);
   for (const std::string base : {"sparsemax", "entmax15", "entmax:alpha=1.25", "entmax:alpha=1.75"}) {
     std::size_t previous = z.size() + 1;
     for (double scale = 0.05; scale < 50; scale *= 1.5) {
@@ -329,7 +325,7 @@ TEST(NormaliserProperties, SparseSupportsShrinkAsTheScaleGrows) {
 }
 
 TEST(NormaliserProperties, SsmaxAndAsentmaxUseLogN) {
-  const Row z = random_row(64, 1.0, 8);
+  const Row z = random_normal(64, 8, 1.0);
   const Row a = run(*make_normaliser("ssmax:s=0.5"), z);
   const Row b = run(*make_normaliser("softmax:beta=" + std::to_string(0.5 * std::log(64.0))), z);
   EXPECT_LE(max_abs_diff(a, b), 1e-6);   // beta printed to 6 digits
@@ -346,7 +342,7 @@ TEST(NormaliserProperties, ExactThresholdsMatchSortBasedReference) {
   std::mt19937_64 rng(5);
   for (std::size_t n : {1, 2, 5, 50, 1000, 20000}) {
     for (double sigma : {0.01, 0.3, 1.0, 10.0}) {
-      Row w = random_row(n, sigma, rng());
+      Row w = random_normal(n, rng(), sigma);
       const double m = *std::max_element(w.begin(), w.end());
       for (auto& x : w) x -= m;
       if (n > 5) w[3] = kMasked;
@@ -381,7 +377,7 @@ namespace {
 TEST(NormaliserStreaming, OnePassStatisticsAgreeWithDirectComputation) {
   for (std::size_t n : {1, 5, 2047, 2048, 2049, 100000}) {
     for (double sigma : {0.1, 2.0, 30.0}) {
-      Row z = random_row(n, sigma, n + 7);
+      Row z = random_normal(n, n + 7, sigma);
       if (n > 10) z[7] = kMasked;
       if (n > 5000) z[4000] += 40.0;   // one dominant logit
       const double m = *std::max_element(z.begin(), z.end());
@@ -424,7 +420,7 @@ TEST(NormaliserRootFinding, TerminatesOnManyShortAndLongRows) {
                            "entmax:alpha=1.25", "entmax:alpha=1.75", "entmax:alpha=1.1"}) {
     const auto nz = make_normaliser(spec);
     for (auto [rows, n] : {std::pair<std::size_t, std::size_t>{16384, 16}, {64, 1024}, {1, 300000}}) {
-      const Row z = random_row(rows * n, 4.0, 2024 + n);
+      const Row z = random_normal(rows * n, 2024 + n, 4.0);
       Row p(rows * n);
       EXPECT_NO_THROW(nz->forward(z.data(), p.data(), rows, n)) << spec << " " << rows << "x" << n;
       for (std::size_t r = 0; r < rows; r += 97) {
@@ -449,7 +445,7 @@ TEST(NormaliserSoftmaxKernel, BlocksWithSpikesAboveTheEstimate) {
   for (double offset : {0.0, 1e6, 1e16})
   for (double spike : {0.0, 100.0, 1000.0}) {
     for (double beta : {1.0, 0.3, 4.0}) {
-      Row z = random_row(5000, 1.0, 99);
+      Row z = random_normal(5000, 99, 1.0);
       z[100] += spike;
       z[3000] += spike / 2;
       for (double& x : z) x += offset;   // rounded: the reference below uses the rounded row

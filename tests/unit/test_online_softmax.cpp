@@ -20,7 +20,7 @@ namespace {
 using sharp::CompensatedSum;
 using sharp::ExpBase;
 using sharp::OnlineSoftmax;
-using sharp::testing::uniform_row;
+using sharp::test::random_uniform;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // ln Σ e^(c z), H and the largest weight of softmax(c z), in long double (two passes).
@@ -75,7 +75,7 @@ template <ExpBase kBase, class Sum>
 void merge_equals_one_pass() {
   // Rising, falling and shuffled rows: merges rescale the earlier part, the later one, or neither.
   std::vector<std::vector<double>> rows;
-  rows.push_back(uniform_row(3000, 5.0, 1.0, 1));
+  rows.push_back(random_uniform(3000, 1, 5.0, 1.0));
   std::vector<double> rising(3000), falling(3000);
   for (std::size_t i = 0; i < 3000; ++i) {
     rising[i] = 0.01 * static_cast<double>(i) + rows[0][i] * 0.1;
@@ -83,7 +83,7 @@ void merge_equals_one_pass() {
   }
   rows.push_back(rising);
   rows.push_back(falling);
-  std::vector<double> masked = uniform_row(500, 30.0, 0.0, 2);
+  std::vector<double> masked = random_uniform(500, 2, 30.0, 0.0);
   for (std::size_t i = 0; i < masked.size(); i += 3) masked[i] = -kInf;
   rows.push_back(masked);
   for (const auto& z : rows) {
@@ -112,7 +112,7 @@ TEST(OnlineSoftmax, MergeOfPartsEqualsOnePass) {
 }
 
 TEST(OnlineSoftmax, RescaleChangesNothingDerivedAndReturnsItsFactor) {
-  const std::vector<double> z = uniform_row(200, 3.0, 0.0, 3);
+  const std::vector<double> z = random_uniform(200, 3, 3.0, 0.0);
   for (const double scale : {1.0, 2.5}) {
     OnlineSoftmax<> st;
     for (double v : z) st.add(v, scale);
@@ -174,7 +174,7 @@ TEST(OnlineSoftmax, EntropyAndLogSumExpAgainstClosedForms) {
 }
 
 TEST(OnlineSoftmax, EmptyPartsChangeNothing) {
-  const std::vector<double> z = uniform_row(50, 2.0, 0.0, 4);
+  const std::vector<double> z = random_uniform(50, 4, 2.0, 0.0);
   OnlineSoftmax<ExpBase::E, CompensatedSum> st;
   for (double v : z) st.add(v);
   OnlineSoftmax<ExpBase::E, CompensatedSum> left = st, right;
@@ -193,7 +193,7 @@ TEST(OnlineSoftmax, EmptyPartsChangeNothing) {
 TEST(OnlineSoftmax, APartWithAWrongShiftIsCaught) {
   // The second half's reference moved by 0.75 without its sums: every derived number of the merge
   // is off, by far more than the tolerance the tests above use (the comparison can fail).
-  const std::vector<double> z = uniform_row(400, 2.0, 0.0, 5);
+  const std::vector<double> z = random_uniform(400, 5, 2.0, 0.0);
   const std::vector<double> first(z.begin(), z.begin() + 200), second(z.begin() + 200, z.end());
   OnlineSoftmax<> a, b;
   for (double v : first) a.add(v);

@@ -31,7 +31,7 @@ namespace {
 
 #include "online_softmax_pins.inc"   // the recorded tables kSoftmaxFamily, kSoftmaxStream, ...
 
-using sharp::testing::uniform_row;
+using sharp::test::random_uniform;
 constexpr double kInf = INFINITY;
 
 std::uint64_t bits_of(double x) { return __builtin_bit_cast(std::uint64_t, x); }
@@ -79,28 +79,28 @@ void check(const char* name, const Pins& got, const std::vector<std::uint64_t>& 
 // entries and a fully masked block, float rows.
 std::vector<double> row_case(int which) {
   switch (which) {
-    case 0: return uniform_row(16, 2.0, 0.5, 11);
-    case 1: return uniform_row(64, 3.0, -1.0, 12);
-    case 2: return uniform_row(1000, 4.0, 2.0, 13);
+    case 0: return random_uniform(16, 11, 2.0, 0.5);
+    case 1: return random_uniform(64, 12, 3.0, -1.0);
+    case 2: return random_uniform(1000, 13, 4.0, 2.0);
     case 3: {   // three blocks and a bit, rising: every merge rescales the earlier blocks
-      std::vector<double> z = uniform_row(3 * 2048 + 5, 1.0, 0.0, 14);
+      std::vector<double> z = random_uniform(3 * 2048 + 5, 14, 1.0, 0.0);
       for (std::size_t i = 0; i < z.size(); ++i) z[i] += 3e-3 * static_cast<double>(i);
       return z;
     }
     case 4: {   // falling: every merge rescales the later block
-      std::vector<double> z = uniform_row(5 * 2048 + 17, 1.0, 0.0, 15);
+      std::vector<double> z = random_uniform(5 * 2048 + 17, 15, 1.0, 0.0);
       for (std::size_t i = 0; i < z.size(); ++i) z[i] -= 2e-3 * static_cast<double>(i);
       return z;
     }
-    case 5: return uniform_row(3 * 2048, 1e3, 1e20, 16);   // |shift·scale| > 2^50: subtract first
+    case 5: return random_uniform(3 * 2048, 16, 1e3, 1e20);   // |shift·scale| > 2^50: subtract first
     case 6: {   // masked entries and a fully masked second block
-      std::vector<double> z = uniform_row(4 * 2048 + 100, 6.0, 0.0, 17);
+      std::vector<double> z = random_uniform(4 * 2048 + 100, 17, 6.0, 0.0);
       for (std::size_t i = 0; i < z.size(); i += 7) z[i] = -kInf;
       for (std::size_t i = 2048; i < 4096; ++i) z[i] = -kInf;
       return z;
     }
     default: {   // a block whose first entries are far below its max (the redo with the exact max)
-      std::vector<double> z = uniform_row(2 * 2048 + 300, 1.0, 0.0, 18);
+      std::vector<double> z = random_uniform(2 * 2048 + 300, 18, 1.0, 0.0);
       z[1500] = 900.0;
       z[3000] = 850.0;
       return z;
@@ -148,7 +148,7 @@ TEST(OnlineSoftmaxPins, SoftmaxFamilyRowKernels) {
     const auto nz = make_normaliser(spec);
     for (const std::size_t n : {std::size_t{16}, std::size_t{40}, std::size_t{3000}}) {
       for (const std::size_t rows : {std::size_t{4}, std::size_t{7}}) {
-        std::vector<double> z = uniform_row(rows * n, 5.0, 1.0, 100 + n + rows);
+        std::vector<double> z = random_uniform(rows * n, 100 + n + rows, 5.0, 1.0);
         z[3] = -kInf;
         std::vector<double> p(z.size());
         nz->forward(z.data(), p.data(), rows, n);
@@ -162,7 +162,7 @@ TEST(OnlineSoftmaxPins, SoftmaxFamilyRowKernels) {
   }
   const auto adaptive = make_normaliser("adaptive");
   for (const std::size_t n : {std::size_t{16}, std::size_t{200}}) {   // the backward's q pass
-    const std::vector<double> z = uniform_row(n, 8.0, 0.0, 300 + n), v = uniform_row(n, 1.0, 0.0, 400 + n);
+    const std::vector<double> z = random_uniform(n, 300 + n, 8.0, 0.0), v = random_uniform(n, 400 + n, 1.0, 0.0);
     std::vector<double> p(n), g(n);
     adaptive->forward(z.data(), p.data(), 1, n);
     adaptive->backward(z.data(), p.data(), v.data(), g.data(), nullptr, 1, n);
@@ -264,12 +264,12 @@ TEST(OnlineSoftmaxPins, OnlineAttention) {
     for (const std::size_t chunk : {std::size_t{7}, std::size_t{64}, std::size_t{100}, std::size_t{1000}}) {
       for (const bool rising : {false, true}) {
         const std::size_t n = 1000;
-        std::vector<double> ed = uniform_row(n, 4.0, 0.0, 500 + chunk);
+        std::vector<double> ed = random_uniform(n, 500 + chunk, 4.0, 0.0);
         if (rising) {
           for (std::size_t i = 0; i < n; ++i) ed[i] += 0.02 * static_cast<double>(i);
         }
         const std::vector<float> e(ed.begin(), ed.end());
-        const std::vector<double> hd = uniform_row(n * W, 1.0, 0.0, 600 + chunk);
+        const std::vector<double> hd = random_uniform(n * W, 600 + chunk, 1.0, 0.0);
         const std::vector<float> h(hd.begin(), hd.end());
         std::vector<float> w(chunk);
         OnlineAttention acc(beta, W);

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/random_rows.hpp"
+
 #include "core/errors.hpp"
 #include "normalisers/adaptive_temperature.hpp"
 #include "normalisers/normaliser.hpp"
@@ -22,15 +24,8 @@ using sharp::norm::kLaneRows;
 using sharp::norm::make_normaliser;
 using sharp::norm::simd::batch_d;
 using Rows = std::vector<double>;
+using sharp::test::random_normal;
 constexpr double kMasked = -INFINITY;
-
-Rows random_rows(std::size_t count, double sigma, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> normal(0.0, sigma);
-  Rows z(count);
-  for (double& x : z) x = normal(rng);
-  return z;
-}
 
 // softmax(beta z) of one row in long double, masked entries 0.
 std::vector<long double> reference_softmax(const double* z, std::size_t n, long double beta) {
@@ -75,7 +70,7 @@ TEST(SoftmaxLanes, ShuffleTransposeMatchesLaneByLane) {
 TEST(SoftmaxLanes, RowsAgreeWithLongDouble) {
   for (std::size_t n : {1, 2, 3, 5, 16, 17, 31, 64}) {
     const std::size_t rows = 2 * kLaneRows + 1;   // a last, partial group
-    Rows z = random_rows(rows * n, 3.0, static_cast<unsigned>(n));
+    Rows z = random_normal(rows * n, static_cast<unsigned>(n), 3.0);
     if (n > 2) z[1] = kMasked;               // row 0: one masked entry
     if (n > 4) z[n + n - 1] = kMasked;       // row 1: its last entry masked
     for (const char* spec : {"softmax", "softmax:beta=0.25", "softmax:beta=4", "adaptive"}) {
@@ -102,7 +97,7 @@ TEST(SoftmaxLanes, RowsAgreeWithLongDouble) {
 // place in a group, or on the batch size.
 TEST(SoftmaxLanes, RowIndependentOfItsNeighbours) {
   const std::size_t n = 16, rows = 11;
-  const Rows z = random_rows(rows * n, 4.0, 7);
+  const Rows z = random_normal(rows * n, 7, 4.0);
   for (const char* spec : {"softmax", "adaptive"}) {
     const auto nz = make_normaliser(spec);
     Rows all(rows * n);
@@ -117,7 +112,7 @@ TEST(SoftmaxLanes, RowIndependentOfItsNeighbours) {
 
 TEST(SoftmaxLanes, FloatAgreesWithDouble) {
   const std::size_t n = 23, rows = 9;
-  const Rows z = random_rows(rows * n, 2.0, 11);
+  const Rows z = random_normal(rows * n, 11, 2.0);
   std::vector<float> zf(z.begin(), z.end()), pf(z.size());
   Rows zd(zf.begin(), zf.end()), pd(z.size());   // the same (float) logits
   for (const char* spec : {"softmax", "adaptive"}) {
@@ -132,7 +127,7 @@ TEST(SoftmaxLanes, FloatAgreesWithDouble) {
 TEST(SoftmaxLanes, BadRowIsNamed) {
   const std::size_t n = 8, rows = 10;
   for (double bad : {std::nan(""), static_cast<double>(INFINITY)}) {
-    Rows z = random_rows(rows * n, 1.0, 3);
+    Rows z = random_normal(rows * n, 3, 1.0);
     z[6 * n + 2] = bad;
     z[9 * n + 1] = bad;
     Rows p(rows * n);
@@ -145,7 +140,7 @@ TEST(SoftmaxLanes, BadRowIsNamed) {
       }
     }
   }
-  Rows z = random_rows(rows * n, 1.0, 4);
+  Rows z = random_normal(rows * n, 4, 1.0);
   for (std::size_t i = 0; i < n; ++i) z[5 * n + i] = kMasked;
   Rows p(rows * n);
   EXPECT_THROW(make_normaliser("softmax")->forward(z.data(), p.data(), rows, n), sharp::NumericError);

@@ -3,6 +3,8 @@
 // merged accumulation, and the errors it must raise. (Its exp: tests/unit/test_simd_exp.cpp.)
 #include <gtest/gtest.h>
 
+#include "support/random_rows.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -17,6 +19,7 @@
 namespace {
 
 using sharp::stats::SoftmaxStream;
+using sharp::test::random_uniform;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 struct Reference {
@@ -42,13 +45,6 @@ Reference reference(const std::vector<double>& z) {
   return r;
 }
 
-std::vector<double> random_row(std::size_t n, double scale, double shift, std::uint64_t key) {
-  std::vector<double> z(n);
-  sharp::rng::fill_uniform(key, 0, z.data(), n);
-  for (auto& v : z) v = shift + scale * (2.0 * v - 1.0);
-  return z;
-}
-
 double rel_err(long double got, long double want) {
   return static_cast<double>(std::fabs(got - want) / std::max<long double>(std::fabs(want), 1e-300L));
 }
@@ -71,7 +67,7 @@ TEST(SoftmaxStream, MatchesDirectComputationOnRandomRows) {
   std::uint64_t key = 0;
   for (std::size_t n : lengths) {
     for (auto [scale, shift] : scale_shift) {
-      const auto z = random_row(n, scale, shift, ++key);
+      const auto z = random_uniform(n, ++key, scale, shift);
       SoftmaxStream st;
       st.add(z.data(), z.size());
       SCOPED_TRACE(testing::Message() << "n=" << n << " scale=" << scale << " shift=" << shift);
@@ -81,7 +77,7 @@ TEST(SoftmaxStream, MatchesDirectComputationOnRandomRows) {
 }
 
 TEST(SoftmaxStream, ChunkedAtSubChunkMultiplesIsBitIdenticalToWhole) {
-  const auto z = random_row(10 * SoftmaxStream::kSubChunk + 77, 8.0, 1.0, 5);
+  const auto z = random_uniform(10 * SoftmaxStream::kSubChunk + 77, 5, 8.0, 1.0);
   SoftmaxStream whole, chunked;
   whole.add(z.data(), z.size());
   const std::size_t step = 3 * SoftmaxStream::kSubChunk;
@@ -90,7 +86,7 @@ TEST(SoftmaxStream, ChunkedAtSubChunkMultiplesIsBitIdenticalToWhole) {
 }
 
 TEST(SoftmaxStream, AnyChunkingAgreesToRounding) {
-  const auto z = random_row(50000, 8.0, 1.0, 6);
+  const auto z = random_uniform(50000, 6, 8.0, 1.0);
   SoftmaxStream whole, chunked;
   whole.add(z.data(), z.size());
   for (std::size_t pos = 0, len = 1; pos < z.size(); pos += len, len = (len * 7 + 3) % 3001 + 1)
@@ -103,7 +99,7 @@ TEST(SoftmaxStream, AnyChunkingAgreesToRounding) {
 }
 
 TEST(SoftmaxStream, MergeInFixedOrderIsDeterministicAndAccurate) {
-  const auto z = random_row(40000, 12.0, -3.0, 7);
+  const auto z = random_uniform(40000, 7, 12.0, -3.0);
   // Parts with increasing, decreasing and equal maxima, merged in index order.
   const std::vector<std::size_t> cuts{0, 1, 999, 5000, 5001, 20000, 39999, 40000};
   auto merged = [&] {
@@ -129,7 +125,7 @@ TEST(SoftmaxStream, MergeInFixedOrderIsDeterministicAndAccurate) {
 
 TEST(SoftmaxStream, FloatOverloadEqualsWidenedDoubles) {
   std::vector<float> f(3000);
-  const auto z = random_row(f.size(), 6.0, 0.0, 8);
+  const auto z = random_uniform(f.size(), 8, 6.0, 0.0);
   for (std::size_t i = 0; i < f.size(); ++i) f[i] = static_cast<float>(z[i]);
   const std::vector<double> widened(f.begin(), f.end());
   SoftmaxStream from_float, from_double;
@@ -139,7 +135,7 @@ TEST(SoftmaxStream, FloatOverloadEqualsWidenedDoubles) {
 }
 
 TEST(SoftmaxStream, MaskedLogitsWeighNothing) {
-  auto z = random_row(3000, 5.0, 0.0, 9);
+  auto z = random_uniform(3000, 9, 5.0, 0.0);
   std::vector<double> kept;
   for (std::size_t i = 0; i < z.size(); ++i) {
     if (i % 3 == 0) z[i] = -kInf; else kept.push_back(z[i]);
@@ -188,7 +184,7 @@ TEST(SoftmaxStream, FarApartLogitsStayFinite) {
 TEST(SoftmaxStream, NanAndPlusInfinityThrow) {
   for (std::size_t n : {1u, 5u, 64u, 2000u}) {
     for (std::size_t where : {std::size_t{0}, n / 2, n - 1}) {
-      auto z = random_row(n, 1.0, 0.0, 10);
+      auto z = random_uniform(n, 10, 1.0, 0.0);
       z[where] = std::numeric_limits<double>::quiet_NaN();
       SoftmaxStream st;
       EXPECT_THROW(st.add(z.data(), n), sharp::NumericError) << n << " " << where;
