@@ -31,6 +31,7 @@ import max_retrieval as mr  # noqa: E402
 import report_html as H  # noqa: E402
 import report_sources  # noqa: E402
 import scorecard as sc  # noqa: E402
+import transformer_theorem  # noqa: E402
 from report_sections import SECTIONS  # noqa: E402
 
 DOCS = os.path.join(report_sources.REPO_ROOT, "docs", "science.md")
@@ -55,6 +56,8 @@ class Inputs:
                         for name in names}
         self.eval_max = self._read("eval-max.h5", lambda s: mr.load_eval_max(s.path))
         self.fits = self._read("fit-adaptive.h5", _read_fits)
+        self.transformer = self._read("transformer-dispersion.h5",
+                                      lambda s: transformer_theorem.check_models(s.result))
 
     def _read(self, name: str, reader):
         source = self.sources.get(name)
@@ -89,20 +92,39 @@ def _read_fits(source: report_sources.Source) -> dict:
     return fits
 
 
-# Columns that may hold a head's logit spread in a transformer-dispersion file, first match wins.
-TRANSFORMER_DELTA_COLUMNS = ("delta_max", "delta.max", "sup_delta", "delta")
+# The Gemma analogue: per-head logit spreads of random models built like an LLM's (positions
+# bounded as the theorem needs, LayerNorm, the default init scale), each at its largest n.
+GEMMA_ANALOGUE = {"layer_norm": (1,), "init_scale": (1.0,), "checkpoint": ("none", "")}
 
 
 def transformer_deltas(result) -> tuple:
-    """([points] δ values, why) from a transformer-dispersion file, or (None, why)."""
+    """([heads] δ of every head (/arrays/<id>/delta_max [layer, head]) of the GEMMA_ANALOGUE
+    models at their largest n, description) or (None, why)."""
     if result is None:
         return None, ""
-    for name in TRANSFORMER_DELTA_COLUMNS:
-        if name in result.metrics:
-            values = np.asarray(result.metrics[name], dtype=float).ravel()
-            return values[np.isfinite(values)], ""
-    return None, (f"no δ column ({', '.join(TRANSFORMER_DELTA_COLUMNS)}) among the file's "
-                  f"metrics")
+    needed = [k for k in list(GEMMA_ANALOGUE) + ["n", "positional"] if k not in result.params]
+    if needed:
+        return None, f"the file lacks the parameters {', '.join(needed)}"
+    rows = [i for i in result.rows(**{k: list(v) for k, v in GEMMA_ANALOGUE.items()})
+            if sc.bounded_positions({"positional": result.params["positional"][i],
+                                     "layer_norm": result.params["layer_norm"][i]})]
+    if len(rows) == 0:
+        return None, ("no random model with bounded positions, LayerNorm and init scale 1 in "
+                      "the file")
+    model_params = [k for k in transformer_theorem.MODEL_PARAMS if k in result.params]
+    deltas, sizes = [], set()
+    for _, group in result.group_by(*model_params, among=np.array(rows, dtype=int)):
+        last = group[int(np.argmax(result.params["n"][group]))]
+        arrays = result.arrays(result.ids[last])
+        if "delta_max" not in arrays:
+            return None, f"/arrays/{result.ids[last]} has no delta_max"
+        deltas.append(np.asarray(arrays["delta_max"], dtype=float).ravel())
+        sizes.add(int(result.params["n"][last]))
+    d = np.concatenate(deltas)
+    return d[np.isfinite(d)], (f"{d.size} heads of {len(deltas)} random transformer(s) with "
+                               f"bounded positions, LayerNorm, init scale 1, at n = "
+                               f"{', '.join(map(str, sorted(sizes)))}")
+
 
 
 def build_scorecard(inputs: Inputs) -> list:
@@ -119,10 +141,12 @@ def build_scorecard(inputs: Inputs) -> list:
                             why("entropy-temperature.h5"))
     rows += sc.polynomial_rows()
     rows += sc.refit_rows(inputs.fits, "fit-adaptive.h5", why("fit-adaptive.h5"))
+    rows += sc.transformer_rows(inputs.transformer, "transformer-dispersion.h5",
+                                why("transformer-dispersion.h5"))
     transformer = inputs.result("transformer-dispersion.h5")
-    deltas, unread = transformer_deltas(transformer)
+    deltas, described = transformer_deltas(transformer)
     rows += sc.gemma_rows(deltas, transformer is not None, "transformer-dispersion.h5",
-                          why("transformer-dispersion.h5"), unread)
+                          why("transformer-dispersion.h5"), described)
     text_ok = inputs.sources["eval-text.h5"].ok
     rows += sc.clrs_rows(text_ok, "eval-text.h5", why("eval-text.h5"))
     return rows
@@ -171,11 +195,11 @@ def max_accuracy(inputs: Inputs) -> str:
     for r in rows:
         cells = [H.number(r.n), H.number(r.models)]
         for x in xs:
-            s = r.accuracy[x]
+            s = r.accuracy[x]  # the interval clipped to [0, 1]: no accuracy lies beyond
             cells.append(H.MISSING if s is None else
                          f"{H.number(s.mean, decimals=1, percent=True)} "
-                         f"[{H.number(s.low, decimals=1, percent=True)}, "
-                         f"{H.number(s.high, decimals=1, percent=True)}]")
+                         f"[{H.number(max(0.0, s.low), decimals=1, percent=True)}, "
+                         f"{H.number(min(1.0, s.high), decimals=1, percent=True)}]")
         cells += [H.number(mr.paper_value(x, r.n), decimals=1) if mr.paper_value(x, r.n)
                   is not None else H.MISSING for x in mr.PAPER_ACCURACY]
         cells += [H.number(r.difference, decimals=1, percent=True, signed=True),
@@ -210,7 +234,39 @@ def points_overview(result) -> str:
         f"as stored."))
 
 
-TABLE_BUILDERS = {"dispersion_thresholds": dispersion_thresholds, "max_accuracy": max_accuracy}
+def transformer_theorem_table(inputs: Inputs) -> str:
+    checks = inputs.transformer
+    if checks is None:
+        return ""
+    if not checks:
+        return H.box("note", "No theorem check:",
+                     f"no model of the file has two n at least {transformer_theorem.SPAN}× apart.")
+    rows, classes = [], []
+    for c in checks:
+        expected = sc.bounded_positions(c.key)
+        outcome = ("holds" if c.holds else
+                   "hypothesis fails" if not c.levels_off else "inconsistent")
+        as_expected = c.holds if expected else not c.levels_off
+        rows.append([H.esc(c.label()), f"{H.number(c.ns[0])} … {H.number(c.ns[-1])}",
+                     H.number(float(c.growth.max())), H.number(c.bound_holds),
+                     H.number(c.alpha_ratio), H.number(c.lemma_violations),
+                     "bounded: must hold" if expected else "unbounded: must fail",
+                     (H.esc(outcome), "verdict")])
+        classes.append("v-agrees" if as_expected else "v-differs")
+    return H.table(
+        ["model", "n", f"sup δ growth over the last {transformer_theorem.SPAN}× of n (max over "
+         f"heads)", "n·α_max ≤ e^(β·sup δ)", "α_max ratio over the last 4× of n",
+         "lemma violations", "positions", "theorem check"], rows, row_classes=classes,
+        caption=(f"The theorem's check per model (analysis/transformer_theorem.py): the "
+                 f"hypothesis (bounded logits) holds when every head's sup δ grows by less than "
+                 f"{transformer_theorem.GROWTH_LIMIT}× over the last {transformer_theorem.SPAN}× "
+                 f"of n; then n·α_max must stay under e^(β·sup δ) and α_max must fall. ALiBi, "
+                 f"and the raw index without LayerNorm, are the negative controls: their logits "
+                 f"grow with n."))
+
+
+TABLE_BUILDERS = {"dispersion_thresholds": dispersion_thresholds, "max_accuracy": max_accuracy,
+                  "transformer_theorem": transformer_theorem_table}
 
 
 # ---- page pieces
@@ -229,6 +285,13 @@ def sha_text(source: report_sources.Source, head: str) -> str:
         behind = (f", {source.behind} commit(s) behind" if source.behind is not None else "")
         text += " " + H.badge("stale", f"stale: checkout is {head[:SHORT_SHA]}{behind}")
     return text
+
+
+def provenance_line(source: report_sources.Source, head: str) -> str:
+    """The provenance under a figure, compact: file, commit, scale, creation time, command."""
+    return (f'<span class="prov">From {H.code(source.path)} · git {sha_text(source, head)} · '
+            f"scale {H.esc(source.scale)} · created {H.esc(source.created)} · "
+            f"{H.code(source.command_line)}</span>")
 
 
 def provenance(source: report_sources.Source, head: str) -> str:
@@ -294,8 +357,8 @@ def figure_block(figure, inputs: Inputs, figures_dir: str) -> str:
                        f"run {H.code('make figures')}.")
     with open(png, "rb") as fh:
         data = fh.read()
-    caption = (f"<strong>{H.esc(figure.title)}.</strong> {H.esc(figure.caption)}"
-               + provenance(source, inputs.head))
+    caption = (f"<strong>{H.esc(figure.title)}.</strong> {H.esc(figure.caption)}<br>"
+               + provenance_line(source, inputs.head))
     return notice + H.figure(data, figure.title, caption)
 
 
@@ -306,6 +369,10 @@ def section_html(section, inputs: Inputs, figures_dir: str, page_dir: str) -> st
                                                      for s in sources) + "</h2>",
            f"<p>{H.esc(section.intro)} See {docs_link(section.anchor, page_dir)}.</p>"]
     out += [n for n in (file_notice(s, inputs) for s in sources) if n]
+    for s in sources:
+        if s.ok:
+            out.append(f"<details><summary>Provenance of {H.code(s.name)}</summary>"
+                       + provenance(s, inputs.head) + "</details>")
     for figure in section.figures:
         out.append(figure_block(figure, inputs, figures_dir))
     for name in section.tables:
@@ -313,8 +380,7 @@ def section_html(section, inputs: Inputs, figures_dir: str, page_dir: str) -> st
     if not section.figures and not section.tables:
         for s in sources:
             if s.ok:
-                out.append(f"<h3>{H.code(s.name)}</h3>" + provenance(s, inputs.head)
-                           + points_overview(s.result))
+                out.append(f"<h3>{H.code(s.name)}</h3>" + points_overview(s.result))
     out.append("</section>")
     return "\n".join(out)
 

@@ -158,6 +158,9 @@ tr.v-analogue td.verdict, tr.v-not-measured td.verdict, tr.v-inconclusive td.ver
   { color: var(--muted); font-style: italic; }
 tr.v-not-measured td { color: var(--muted); }
 .nowrap { white-space: nowrap; }
+span.prov { display: block; font-size: .8rem; color: var(--muted); margin-top: .3rem; }
+details { margin: .3rem 0 .8rem; font-size: .9rem; }
+summary { cursor: pointer; color: var(--muted); }
 small.source { color: var(--muted); }
 table.rules td.verdict { white-space: nowrap; }
 .counts span { margin-right: 1.2rem; }

@@ -73,16 +73,20 @@ SECTIONS = (
         figures=(
             Figure("attention_maps", "eval-max.h5", "Attention maps",
                    "Each panel: the head's weights on the 16 highest-priority items of 32 sets "
-                   "(rows), highest first. Sharp on the maximum at n = 16; spread thin as n grows, "
-                   "with adaptive temperature keeping more weight on the first column."),
+                   "(rows), highest first. Sharp on the maximum at n = 16, spread thin as n "
+                   "grows. Compare the rows at one n: adaptive temperature can keep more weight "
+                   "on the first column only while the head's entropy is below 5.94 nats "
+                   "(β > 1 there)."),
             Figure("max_accuracy", "eval-max.h5", "Accuracy against n",
                    "Accuracy of softmax and adaptive temperature, mean over trained models with a "
-                   "95% interval, beside the paper's published points. Both fall towards chance "
-                   "(10%) as n grows; adaptive's curve lies above softmax's where its β > 1."),
+                   "95% interval, beside the paper's published points and another public "
+                   "reproduction. Both fall towards chance (10%) as n grows; the gap between them "
+                   "is adaptive temperature's gain, which closes once the head's entropy passes "
+                   "5.94 nats (β = 1 there)."),
             Figure("head_entropy", "eval-max.h5", "Entropy of the trained head against n",
-                   "Left: the head's attention entropy climbs towards ln n (uniform attention) "
-                   "as n grows: the head disperses. Right: the weight on the true maximum falls "
-                   "towards 1/n."),
+                   "Left: the head's attention entropy climbs with n, parallel to ln n (uniform "
+                   "attention, dashed): the head disperses. Right: the weight on the true maximum "
+                   "falls with n, above 1/n (dashed)."),
         ),
         tables=("max_accuracy",)),
     Section(
@@ -103,7 +107,8 @@ SECTIONS = (
         "Over a finite vocabulary with bounded positions every global head's logits stay bounded, "
         "so every head disperses as n grows; random and trained transformers are measured per "
         "head, with positional schemes that break the hypothesis as negative controls. The "
-        "spreads stand in for the paper's Gemma measurements (docs/science.md#logit-spread-in-llms)."),
+        "spreads stand in for the paper's Gemma measurements (docs/science.md#logit-spread-in-llms).",
+        tables=("transformer_theorem",)),
     Section(
         "algorithmic-text", "Algorithmic text", "algorithmic-text",
         ("train-text.h5", "eval-text.h5"),

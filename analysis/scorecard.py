@@ -284,6 +284,42 @@ def entropy_rows(result, source: str, missing_why: str, tolerance: float = 1e-4)
                 interval_of="", source=source, digits=2)]
 
 
+BOUNDED_POSITIONS = ("none", "sinusoidal", "learned", "rope")
+
+
+def bounded_positions(key: dict) -> bool:
+    """The theorem's hypothesis: positions bounded in n. ALiBi never is; the raw index only
+    when LayerNorm rescales it (docs/science.md#transformers-disperse)."""
+    positional = key.get("positional")
+    return positional in BOUNDED_POSITIONS or (positional == "index" and bool(key.get("layer_norm")))
+
+
+def transformer_rows(checks: list | None, source: str, missing_why: str) -> list:
+    """`checks`: analysis/transformer_theorem.py's ModelCheck per model, or None."""
+    claim = "every head of a transformer with bounded positions disperses (α_max → 0)"
+    anchor = "transformers-disperse"
+    if checks is None:
+        return [_not_measured(THEOREMS, claim, anchor, "holds (theorem)", missing_why,
+                              source=source)]
+    bounded = [c for c in checks if bounded_positions(c.key)]
+    controls = [c for c in checks if not bounded_positions(c.key)]
+    if not bounded:
+        return [Row(THEOREMS, claim, anchor, "holds (theorem)", None, INCONCLUSIVE,
+                    "no model with bounded positions and two n 4× apart in the file",
+                    source=source)]
+    failing = [c for c in bounded if not c.holds]
+    caught = sum(1 for c in controls if not c.levels_off)
+    control_text = (f"; {caught} of {len(controls)} negative control(s) fail the hypothesis "
+                    f"as they must" if controls else "")
+    return [Row(THEOREMS, claim, anchor, "holds (theorem)",
+                f"{len(bounded) - len(failing)} of {len(bounded)} models",
+                IDENTITY if not failing else DIFFERS,
+                (f"the check holds for every model with bounded positions{control_text}"
+                 if not failing else
+                 f"{len(failing)} model(s) with bounded positions fail the check: "
+                 f"{failing[0].label()}"), source=source)]
+
+
 # ---- the entropy → β polynomial
 
 POLYNOMIAL = "Adaptive temperature's polynomial"
@@ -402,9 +438,10 @@ GEMMA_CLAIMS = (  # (claim, paper's text, statistic)
 
 
 def gemma_rows(deltas: "np.ndarray | None", present: bool, source: str, missing_why: str,
-               unread_why: str = "") -> list:
+               described: str = "") -> list:
     """`deltas`: [heads] logit spreads of our transformers' heads (None when not available);
-    `present`: whether the file was read (then the verdict is ANALOGUE even without numbers)."""
+    `present`: whether the file was read (then the verdict is ANALOGUE even without numbers);
+    `described`: which heads they are, or why there are none."""
     rows = []
     for claim, paper, what in GEMMA_CLAIMS:
         if not present:
@@ -413,17 +450,16 @@ def gemma_rows(deltas: "np.ndarray | None", present: bool, source: str, missing_
             continue
         if deltas is None or len(deltas) == 0:
             rows.append(Row(GEMMA, claim, "logit-spread-in-llms", paper, None, ANALOGUE,
-                            unread_why or "no per-head δ in the file", source=source))
+                            described or "no per-head δ in the file", source=source))
             continue
         d = np.asarray(deltas, dtype=float)
         if what == "range":
             rows.append(Row(GEMMA, claim, "logit-spread-in-llms", paper,
-                            f"[{d.min():.2f}, {d.max():.2f}]", ANALOGUE,
-                            f"{d.size} heads of our transformers", source=source))
+                            f"[{d.min():.2f}, {d.max():.2f}]", ANALOGUE, described, source=source))
         else:
             rows.append(Row(GEMMA, claim, "logit-spread-in-llms", paper,
                             f"{d.mean():.2f} ± {d.std(ddof=1) if d.size > 1 else 0.0:.2f}",
-                            ANALOGUE, f"{d.size} heads of our transformers", source=source))
+                            ANALOGUE, described, source=source))
     return rows
 
 

@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 
+import h5py
 import numpy as np
 import pytest
 
@@ -289,10 +290,50 @@ def test_full_synthetic_set_reads_every_file(tmp_path):
     assert len(refits) == 6 and all(r.verdict != sc.NOT_MEASURED for r in refits)
     assert "reconstructed protocol" in section_text(page, "scorecard")
     # a file no dedicated reader knows yet gets an overview of its columns
-    shutil.copy(tmp_path / "bounds.h5", tmp_path / "transformer-dispersion.h5")
-    with __import__("h5py").File(tmp_path / "transformer-dispersion.h5", "r+") as f:
-        f.attrs["experiment"] = "transformer-dispersion"
+    shutil.copy(tmp_path / "bounds.h5", tmp_path / "eval-remedies.h5")
+    with h5py.File(tmp_path / "eval-remedies.h5", "r+") as f:
+        f.attrs["experiment"] = "eval-remedies"
     page, inputs, rows = build(tmp_path)
-    assert "No dedicated table reads this experiment yet" in section_text(page, "transformers")
+    assert "No dedicated table reads this experiment yet" in section_text(page, "remedies")
+
+
+def write_transformer_dispersion(path, growing=("alibi",), ns=(64, 256, 1024)):
+    """Random models at three n: every positional scheme in `growing` has logit spreads that grow
+    like n (the theorem's hypothesis fails), the others constant spreads and α_max ∝ 1/n."""
+    grid, arrays, violations = [], {}, []
+    for positional in dict.fromkeys(("none",) + tuple(growing)):
+        for n in ns:
+            grid.append(dict(checkpoint="none", layers=1, heads=2, d_model=8, vocab=8, causal=1,
+                             positional=positional, layer_norm=1, init_scale=1.0,
+                             max_length=1024, normaliser="softmax", input="uniform", samples=1,
+                             seed=1, n=int(n)))
+            delta = np.array([[3.0, 5.0]]) * (n / 64 if positional in growing else 1.0)
+            arrays[len(grid) - 1] = {"delta_max": delta, "beta_max": np.ones((1, 2)),
+                                     "alpha_max_last": np.full((1, 2), 4.0 / n),
+                                     "alpha_max_half_mean": np.full((1, 2), 4.0 / n)}
+            violations.append(0)
+    synthetic.write_result(path, "transformer-dispersion", grid,
+                           {"lemma_violations": np.array(violations, dtype=np.int64)},
+                           arrays=arrays)
+
+
+def test_transformer_theorem_and_gemma_analogue(tmp_path):
+    write_transformer_dispersion(tmp_path / "transformer-dispersion.h5")
+    page, inputs, rows = build(tmp_path)
+    section = section_text(page, "transformers")
+    assert "bounded: must hold" in section and "unbounded: must fail" in section
+    assert "hypothesis fails" in section and 'class="v-differs"' not in section
+    theorem = by_claim(rows, "every head of a transformer with bounded positions disperses "
+                             "(α_max → 0)")
+    assert theorem.verdict == sc.IDENTITY and theorem.ours == "1 of 1 models"
     gemma = [r for r in rows if r.group == sc.GEMMA]
-    assert gemma and all(r.verdict == sc.ANALOGUE for r in gemma)
+    assert len(gemma) == 4 and all(r.verdict == sc.ANALOGUE for r in gemma)
+    assert gemma[0].ours == "[3.00, 5.00]" and gemma[1].ours == "4.00 ± 1.41"
+    assert "2 heads of 1 random transformer(s)" in gemma[0].why
+    # a model with bounded positions whose logits grow must make the theorem row differ
+    write_transformer_dispersion(tmp_path / "transformer-dispersion.h5", growing=("none",))
+    page, inputs, rows = build(tmp_path)
+    theorem = by_claim(rows, "every head of a transformer with bounded positions disperses "
+                             "(α_max → 0)")
+    assert theorem.verdict == sc.DIFFERS
+    assert 'class="v-differs"' in section_text(page, "transformers")
