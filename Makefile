@@ -6,7 +6,7 @@ PYTHON  := /usr/bin/python3
 RESULTS ?= results
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test paper figures bench clean
+.PHONY: all deps configure build test paper figures bench clean readme
 
 all: build
 
@@ -28,6 +28,10 @@ build: configure
 test: deps
 	@$(MAKE) --no-print-directory build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 900
+
+# results/README.md: its per-experiment sections from every binary's --describe (a test fails when stale).
+readme: build
+	$(PYTHON) scripts/results_readme.py --bin $(BUILD)/bin
 
 # Quick-scale sweeps of every experiment (sweeps/quick/*.cfg), building only the binaries they run,
 # then every figure and the report (results/report/index.html); prints each stage's time.

@@ -116,6 +116,7 @@ void merge_points(const Experiment& experiment, const Grid& grid, const RunOptio
   root.set_attr("threads", std::int64_t{options.threads});
   root.set_attr("points", static_cast<std::int64_t>(P));
   root.set_attr("notes", experiment.notes());
+  root.set_attr("scale", options.scale);
   write_build_provenance(root);
   root.write_string("config", grid.config_text());
 

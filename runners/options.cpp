@@ -8,6 +8,7 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "core/errors.hpp"
@@ -215,11 +216,28 @@ std::string read_config_text(const std::string& file) {
 // A config file: "key = value" per line (key as the flag without dashes; '_' and '-' alike), blank
 // lines, and comments from a '#' at the start of a line or after a blank, so that a value may hold
 // '#' (FILE.h5#ID). Boost's own reader cuts every line at the first '#', hence this one.
-po::parsed_options read_config_file(const std::string& file, const po::options_description& desc) {
+// A comment line "# scale: quick" (or paper) names the sweep's scale (root attribute "scale").
+std::optional<std::string> scale_line(const std::string& line, const std::string& where) {
+  static const std::regex pattern(R"(^[ \t]*#[ \t]*scale[ \t]*:[ \t]*(\S*)[ \t\r]*$)");
+  std::smatch m;
+  if (!std::regex_match(line, m, pattern)) return std::nullopt;
+  const std::string scale = m[1].str();
+  if (scale != "quick" && scale != "paper")
+    throw BadInput(where + ": scale '" + scale + "' (allowed: '# scale: quick' or '# scale: paper')");
+  return scale;
+}
+
+po::parsed_options read_config_file(const std::string& file, const po::options_description& desc,
+                                    std::string& scale) {
   std::istringstream in(read_config_text(file));
   po::parsed_options parsed(&desc);
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
+    if (auto s = scale_line(line, "--config " + file + " line " + std::to_string(number))) {
+      if (!scale.empty()) throw BadInput("--config " + file + " line " + std::to_string(number) + ": a second '# scale:' line");
+      scale = *s;
+      continue;
+    }
     for (std::size_t i = 0; i < line.size(); ++i)
       if (line[i] == '#' && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t')) {
         line.resize(i);
@@ -276,12 +294,13 @@ Invocation parse_command_line(const Experiment& experiment, int argc, const char
 
   Invocation inv;
   po::variables_map vm;
+  std::string scale;  // from the config file's "# scale:" line, if any
   try {
     const po::parsed_options parsed = po::command_line_parser(argc, argv).options(desc).style(
         po::command_line_style::unix_style & ~po::command_line_style::allow_guessing).run();
     refuse_stray_words(parsed, experiment.name());
     po::store(parsed, vm);
-    if (vm.count("config")) po::store(read_config_file(vm["config"].as<std::string>(), desc), vm);  // command line wins
+    if (vm.count("config")) po::store(read_config_file(vm["config"].as<std::string>(), desc, scale), vm);  // command line wins
   } catch (const po::unknown_option& e) {
     throw BadInput("unknown flag '" + e.get_option_name() + "' (see sharp-" + experiment.name() + " --help)");
   } catch (const po::error& e) {
@@ -313,6 +332,7 @@ Invocation parse_command_line(const Experiment& experiment, int argc, const char
   o.overwrite = vm["overwrite"].as<bool>();
   o.break_lock = vm["break-lock"].as<bool>();
   o.command_line = shell_quote_command(argc, argv);
+  if (!scale.empty()) o.scale = scale;
   if (int(o.merge_only) + int(o.status) + int(o.dry_run) > 1)
     throw BadInput("--merge-only, --status and --dry-run exclude each other (allowed: at most one)");
   if (o.shard && o.merge_only)

@@ -26,6 +26,7 @@ struct RunOptions {
   bool break_lock = false;         // take the output's lock even from a holder on another host
   double checkpoint_every = 600;   // seconds between checkpoints of long points
   std::string command_line;        // argv, shell-quoted, for provenance
+  std::string scale = "custom";    // "quick" / "paper" from a config line '# scale: ...'; root attribute
 };
 
 struct Invocation {
