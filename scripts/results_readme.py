@@ -29,7 +29,7 @@ def text(s):
 
 
 def linked(s):
-    """Text with its docs anchors (docs/science.md#x) as links relative to results/."""
+    """Text with its citations of docs sections as Markdown links relative to results/."""
     return re.sub(r"\bdocs/([a-z_]+\.md)#([a-z0-9-]+)", r"[docs/\1#\2](../docs/\1#\2)", s)
 
 
