@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/online_softmax.hpp"
 #include "core/errors.hpp"
 #include "nn/gemm.hpp"
 #include "nn/mlp.hpp"
@@ -75,15 +76,19 @@ BetaStar best_beta(const ModelLayout& layout, const float* params, std::uint64_t
 
   BetaStar r;
   r.label = batch.labels[0];
-  {  // entropy of softmax(e) at β = 1, in double
-    double m = -INFINITY, s = 0.0, t = 0.0;
-    for (float x : e) m = std::max(m, double(x));
+  {  // entropy of softmax(e) at β = 1, in double, relative to the max
+    OnlineSoftmax<> at_one;
+    for (float x : e) at_one.max = std::max(at_one.max, double(x));
+    at_one.shift = at_one.max;
+    double s = 0.0, t = 0.0;
     for (float x : e) {
-      const double w = std::exp(double(x) - m);
+      const double u = double(x) - at_one.shift;
+      const double w = std::exp(u);
       s += w;
-      t += (double(x) - m) * w;
+      t = std::fma(u, w, t);
     }
-    r.entropy = std::log(s) - t / s;
+    at_one.add_sums(s, t);
+    r.entropy = at_one.entropy();
   }
   CorrectClassProbability p(layout, params, h, e, r.label);
   // Grid, then golden section between the best grid point's neighbours.

@@ -1,6 +1,7 @@
 // Pinned outputs of every user of the running softmax statistics (core/online_softmax.hpp): the
 // softmax-family row kernels (one row, blocks merged, the short-row lane kernel), the streamed
-// statistics of lib/stats, the dispersion row and the max-retrieval head's online attention. The
+// statistics of lib/stats, the dispersion row, the max-retrieval head's online attention and the
+// β = 1 entropy of its β* search. The
 // expected bits were recorded from the code before these users shared one type, so a change of
 // their arithmetic (an exp, an fma, the order of a merge) shows here as a changed bit.
 // Scalars are compared bit for bit; an array is compared through a hash of its bits.
@@ -19,7 +20,9 @@
 
 #include "core/hash.hpp"
 #include "dispersion/dispersion_row.hpp"
+#include "max_retrieval/beta_fit.hpp"
 #include "max_retrieval/online_attention.hpp"
+#include "nn/parameters.hpp"
 #include "normalisers/normaliser.hpp"
 #include "normalisers/softmax_kernels.hpp"
 #include "normalisers/streaming.hpp"
@@ -292,6 +295,20 @@ TEST(OnlineSoftmaxPins, OnlineAttention) {
   OnlineAttention empty(1.0, W);
   pins.add(empty.weight(0.5));
   check("OnlineAttention", pins, kOnlineAttention);
+}
+
+TEST(OnlineSoftmaxPins, BetaFitEntropy) {
+  using namespace sharp::max_retrieval;
+  Pins pins;
+  const ModelLayout layout = make_model_layout({16, 1});
+  std::vector<float> params(layout.params.size());
+  sharp::nn::lecun_normal_init(layout.params, params.data(), 5);
+  for (std::int64_t s = 0; s < 6; ++s) {
+    for (const std::size_t n : {std::size_t{16}, std::size_t{300}}) {
+      pins.add(best_beta(layout, params.data(), set_sample_key(11, s), n, 1.5).entropy);
+    }
+  }
+  check("BetaFit", pins, kBetaFit);
 }
 
 }  // namespace
