@@ -1,0 +1,236 @@
+// The CLRS-Text generator (docs/science.md#clrs-text-format): the published examples character for
+// character, every algorithm's final output against an independent implementation on random
+// samples, the number format, the tokeniser round trip and the length rules.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/errors.hpp"
+#include "text/sample.hpp"
+#include "text/tokeniser.hpp"
+
+using namespace sharp::text;
+
+namespace {
+
+std::vector<Milli> milli(std::initializer_list<const char*> values) {
+  std::vector<Milli> out;
+  for (const char* v : values) out.push_back(parse_milli(v));
+  return out;
+}
+
+TaskInput keys(std::vector<Milli> k, Milli target = 0) {
+  TaskInput in;
+  in.key = std::move(k);
+  in.target = target;
+  return in;
+}
+
+// Independent answers, computed from scratch with other algorithms than execution.cpp.
+std::string sorted_keys(std::vector<Milli> k) {
+  std::sort(k.begin(), k.end());
+  return format_array(k);
+}
+std::string first_minimum(const std::vector<Milli>& k) {
+  return std::to_string(std::min_element(k.begin(), k.end()) - k.begin());  // first of equal minima
+}
+std::string first_not_below(const std::vector<Milli>& k, Milli target) {
+  const auto i = std::lower_bound(k.begin(), k.end(), target) - k.begin();
+  // CLRS keeps the answer inside the array: a target above every key returns the last index.
+  return std::to_string(std::min<std::ptrdiff_t>(i, static_cast<std::ptrdiff_t>(k.size()) - 1));
+}
+// Brute force over all subarrays: the largest sum, then the smallest end, then the smallest start.
+std::string best_subarray(const std::vector<Milli>& k) {
+  long long best = std::numeric_limits<long long>::min();
+  int bl = 0, bh = 0;
+  const int n = static_cast<int>(k.size());
+  for (int h = 0; h < n; ++h) {
+    for (int l = 0; l <= h; ++l) {
+      long long sum = 0;
+      for (int i = l; i <= h; ++i) sum += k[i];
+      if (sum > best) {
+        best = sum;
+        bl = l;
+        bh = h;
+      }
+    }
+  }
+  return std::to_string(bl) + ", " + std::to_string(bh);
+}
+// The most activities that can be chosen without overlap (f of one <= s of the next), by brute force.
+int most_activities(const TaskInput& in) {
+  const int n = in.length();
+  int best = 0;
+  for (unsigned mask = 1; mask < (1u << n); ++mask) {
+    std::vector<int> chosen;
+    for (int i = 0; i < n; ++i) {
+      if (mask >> i & 1u) chosen.push_back(i);
+    }
+    std::sort(chosen.begin(), chosen.end(), [&](int a, int b) { return in.f[a] < in.f[b]; });
+    bool ok = true;
+    for (std::size_t j = 1; j < chosen.size(); ++j) ok = ok && in.s[chosen[j]] >= in.f[chosen[j - 1]];
+    if (ok) best = std::max(best, static_cast<int>(chosen.size()));
+  }
+  return best;
+}
+
+}  // namespace
+
+TEST(TextFormat, InsertionSortExample) {
+  const Sample s = render(Algorithm::insertion_sort, keys(milli({"0.549", "0.715", "0.603", "0.545", "0.424"})), false);
+  EXPECT_EQ(s.text(), "insertion_sort:\nkey: [0.549 0.715 0.603 0.545 0.424]\npred:\n[0.424 0.545 0.549 0.603 0.715]\n\n");
+}
+
+TEST(TextFormat, BinarySearchExample) {
+  const Sample s = render(Algorithm::binary_search,
+                          keys(milli({"0.424", "0.545", "0.549", "0.603", "0.715"}), parse_milli("0.646")), false);
+  EXPECT_EQ(s.text(), "binary_search:\nkey: [0.424 0.545 0.549 0.603 0.715], target: 0.646\nreturn:\n4\n\n");
+}
+
+TEST(TextFormat, HeapsortTraceExampleOf21States) {
+  const Sample s = render(Algorithm::heapsort, keys(milli({"0.077", "0.512", "0.713", "0.055", "0.905", "0.639"})), true);
+  const std::string expected =
+      "heapsort:\nkey: [0.077 0.512 0.713 0.055 0.905 0.639], initial_trace: [0.077 0.512 0.713 0.055 0.905 0.639]\n"
+      "trace | pred:\n"
+      "[0.077 0.512 0.713 0.055 0.905 0.639], [0.077 0.512 0.713 0.055 0.905 0.639], [0.077 0.512 0.713 0.055 0.905 0.639], "
+      "[0.077 0.512 0.713 0.055 0.905 0.639], [0.077 0.905 0.713 0.055 0.512 0.639], [0.077 0.905 0.713 0.055 0.512 0.639], "
+      "[0.905 0.077 0.713 0.055 0.512 0.639], [0.905 0.512 0.713 0.055 0.077 0.639], [0.905 0.512 0.713 0.055 0.077 0.639], "
+      "[0.639 0.512 0.713 0.055 0.077 0.905], [0.713 0.512 0.639 0.055 0.077 0.905], [0.713 0.512 0.639 0.055 0.077 0.905], "
+      "[0.077 0.512 0.639 0.055 0.713 0.905], [0.639 0.512 0.077 0.055 0.713 0.905], [0.639 0.512 0.077 0.055 0.713 0.905], "
+      "[0.055 0.512 0.077 0.639 0.713 0.905], [0.512 0.055 0.077 0.639 0.713 0.905], [0.512 0.055 0.077 0.639 0.713 0.905], "
+      "[0.077 0.055 0.512 0.639 0.713 0.905], [0.077 0.055 0.512 0.639 0.713 0.905], [0.055 0.077 0.512 0.639 0.713 0.905]"
+      " | [0.055 0.077 0.512 0.639 0.713 0.905]\n\n";
+  EXPECT_EQ(s.text(), expected);
+}
+
+TEST(TextFormat, PairTracesEndWithTheirLastStateInParentheses) {
+  const Sample s = render(Algorithm::binary_search,
+                          keys(milli({"0.424", "0.545", "0.549", "0.603", "0.715"}), parse_milli("0.646")), true);
+  EXPECT_EQ(s.text(),
+            "binary_search:\nkey: [0.424 0.545 0.549 0.603 0.715], target: 0.646, initial_trace: (0, 4)\n"
+            "trace | (low, high):\n(3, 4) | (4, 4)\n\n");
+  EXPECT_EQ(s.final_output, "(4, 4)");
+  const Sample k = render(Algorithm::find_maximum_subarray_kadane, keys(milli({"0.098", "0.43", "0.206", "0.09", "-0.153"})), false);
+  EXPECT_EQ(k.text(), "find_maximum_subarray_kadane:\nkey: [0.098 0.43 0.206 0.09 -0.153]\nstart, end:\n0, 3\n\n");
+}
+
+TEST(TextFormat, NumbersTruncatedAndStripped) {
+  EXPECT_EQ(format_milli(truncate_to_milli(0.0779)), "0.077");
+  EXPECT_EQ(format_milli(truncate_to_milli(0.0901)), "0.09");
+  EXPECT_EQ(format_milli(truncate_to_milli(0.83)), "0.83");
+  EXPECT_EQ(format_milli(truncate_to_milli(0.0009)), "0");
+  EXPECT_EQ(format_milli(truncate_to_milli(-0.0009)), "0");  // never -0
+  EXPECT_EQ(format_milli(truncate_to_milli(-0.1539)), "-0.153");  // toward zero, as numpy's trunc
+  EXPECT_EQ(format_milli(parse_milli("-0.5")), "-0.5");
+  EXPECT_EQ(format_milli(parse_milli("1.000")), "1");
+  for (const char* bad : {"", "-", ".", "0.0001", "abc", "1e3", "0.5x", "1000"}) {
+    EXPECT_THROW(parse_milli(bad), sharp::BadInput) << bad;
+  }
+}
+
+TEST(TextFormat, FinalOutputsAgreeWithIndependentImplementations) {
+  int activity_checked = 0;
+  for (int length = 4; length <= 20; ++length) {
+    for (std::uint64_t index = 0; index < 40; ++index) {
+      for (Algorithm a : kAlgorithms) {
+        const TaskInput in = draw_input(7, a, length, index);
+        const Sample s = render(a, in, false);
+        ASSERT_EQ(s.answer, s.final_output + "\n\n");
+        switch (a) {
+          case Algorithm::minimum: EXPECT_EQ(s.final_output, first_minimum(in.key)); break;
+          case Algorithm::binary_search:
+            ASSERT_TRUE(std::is_sorted(in.key.begin(), in.key.end()));
+            EXPECT_EQ(s.final_output, first_not_below(in.key, in.target));
+            break;
+          case Algorithm::find_maximum_subarray_kadane: EXPECT_EQ(s.final_output, best_subarray(in.key)); break;
+          case Algorithm::activity_selector: {
+            if (length > 12) break;  // the brute force is exponential
+            std::vector<int> chosen;
+            for (int i = 0; i < length; ++i) {
+              ASSERT_LE(in.s[i], in.f[i]);
+              if (s.final_output[1 + 2 * i] == '1') chosen.push_back(i);
+            }
+            EXPECT_EQ(static_cast<int>(chosen.size()), most_activities(in)) << s.text();
+            ++activity_checked;
+            break;
+          }
+          default: EXPECT_EQ(s.final_output, sorted_keys(in.key)) << s.text();
+        }
+        // With a trace the final output is the same (pair traces print it as their last state).
+        if (length <= 10 && length_refusal(a, length, true).empty()) {
+          const Sample t = render(a, in, true);
+          if (has_pair_trace(a)) {
+            EXPECT_EQ(t.final_output, "(" + (a == Algorithm::binary_search ? s.final_output + ", " + s.final_output
+                                                                           : s.final_output) + ")");
+          } else {
+            EXPECT_EQ(t.final_output, s.final_output);
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(activity_checked, 300);
+}
+
+TEST(TextFormat, SampleIsAFunctionOfSeedAlgorithmLengthIndex) {
+  EXPECT_EQ(draw_sample(1, Algorithm::quicksort, 8, 3, false).text(), draw_sample(1, Algorithm::quicksort, 8, 3, false).text());
+  EXPECT_NE(draw_sample(1, Algorithm::quicksort, 8, 3, false).text(), draw_sample(1, Algorithm::quicksort, 8, 4, false).text());
+  EXPECT_NE(draw_sample(1, Algorithm::quicksort, 8, 3, false).text(), draw_sample(2, Algorithm::quicksort, 8, 3, false).text());
+  EXPECT_NE(draw_sample(1, Algorithm::quicksort, 8, 3, false).question.substr(10),
+            draw_sample(1, Algorithm::heapsort, 8, 3, false).question.substr(9));
+}
+
+TEST(TextFormat, TokeniseThenDetokeniseIsTheIdentity) {
+  for (Algorithm a : kAlgorithms) {
+    for (int length : {4, 5, 10, 16}) {
+      for (bool trace : {false, true}) {
+        if (!length_refusal(a, length, trace).empty()) continue;
+        for (std::uint64_t index = 0; index < 5; ++index) {
+          const std::string text = draw_sample(3, a, length, index, trace).text();
+          const auto tokens = tokenise(text);
+          EXPECT_EQ(detokenise(tokens), text);
+          EXPECT_EQ(tokenise(detokenise(tokens)), tokens);
+          EXPECT_LE(static_cast<int>(tokens.size()), token_bound(a, length, trace)) << text;
+          // Names are one token each: the first token is the algorithm.
+          EXPECT_EQ(token_text(tokens.front()), algorithm_name(a));
+        }
+      }
+    }
+  }
+  EXPECT_EQ(tokenise("\n").front(), newline_token());
+  EXPECT_THROW(tokenise("heapsort: x"), sharp::BadInput);
+  EXPECT_THROW(tokenise("key: 1e3"), sharp::BadInput);
+  EXPECT_THROW(detokenise({vocabulary_size()}), sharp::BadInput);
+}
+
+TEST(TextFormat, LengthRulesFollowClrsTextAndTheTokenCap) {
+  EXPECT_TRUE(length_refusal(Algorithm::heapsort, 5, true).empty());
+  EXPECT_FALSE(length_refusal(Algorithm::heapsort, 6, true).empty());   // not a quadratic-trace length
+  EXPECT_FALSE(length_refusal(Algorithm::bubble_sort, 10, true).empty());  // over 2048 tokens
+  EXPECT_TRUE(length_refusal(Algorithm::insertion_sort, 10, true).empty());
+  EXPECT_TRUE(length_refusal(Algorithm::insertion_sort, 64, false).empty());
+  EXPECT_TRUE(length_refusal(Algorithm::minimum, 64, true).empty());
+  EXPECT_FALSE(length_refusal(Algorithm::minimum, 3, false).empty());
+  for (Algorithm a : kAlgorithms) {
+    for (int n = 4; n <= 64; ++n) {
+      for (bool trace : {false, true}) {
+        if (length_refusal(a, n, trace).empty()) {
+          EXPECT_LE(token_bound(a, n, trace), kMaxSampleTokens);
+        }
+      }
+    }
+  }
+}
+
+TEST(TextFormat, BadInputsAreRefused) {
+  EXPECT_THROW(parse_algorithm("mergesort"), sharp::BadInput);
+  EXPECT_THROW(render(Algorithm::binary_search, keys(milli({"0.5", "0.1", "0.7", "0.8"})), false), sharp::BadInput);
+  EXPECT_THROW(render(Algorithm::minimum, keys(milli({"0.5"})), false), sharp::BadInput);
+  TaskInput act;
+  act.s = milli({"0.5", "0.1"});
+  act.f = milli({"0.4", "0.2"});
+  EXPECT_THROW(render(Algorithm::activity_selector, act, false), sharp::BadInput);
+}
