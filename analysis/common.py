@@ -311,6 +311,14 @@ def law_linestyle(law: str, others: Sequence[str] = ()):
     return _SPARE_LINESTYLES[unknown.index(law) % len(_SPARE_LINESTYLES)] if law in unknown else "-"
 
 
+# One palette for every figure and the report page, defined here once: Okabe & Ito's colours,
+# told apart with the common colour-vision deficiencies and of different lightness, so greyscale
+# print keeps blue / orange / vermillion apart; series also differ by marker or line style.
+# Ordered quantities use viridis instead (sequential_colours). Yellow last: faint on white.
+PALETTE = {"blue": "#0072B2", "orange": "#E69F00", "green": "#009E73", "vermillion": "#D55E00",
+           "purple": "#CC79A7", "sky": "#56B4E9", "black": "#000000", "yellow": "#F0E442"}
+
+
 def sequential_colours(count: int) -> list:
     """Colours for an ordered quantity (δ/θ, n, d_model): viridis without its pale yellow end,
     which vanishes on white paper."""
@@ -321,9 +329,9 @@ def sequential_colours(count: int) -> list:
 
 
 def qualitative_colours(count: int) -> list:
-    """Colours for unordered items (a few picked points), distinct from the sequential ones."""
-    cmap = matplotlib.colormaps["tab10"]
-    return [cmap(i % 10) for i in range(count)]
+    """Colours for unordered items (a few picked points), from PALETTE in its order."""
+    names = list(PALETTE)
+    return [PALETTE[names[i % len(names)]] for i in range(count)]
 
 
 def new_figure(ncols: int = 1, width: float | None = None, height: float = 2.7,

@@ -108,12 +108,12 @@ def draw(result: common.Result, models: list):
             b = m.binned
             area = 12 + 60 * b["bin_count"] / max(float(b["bin_count"].max()), 1.0)
             ax.scatter(b["bin_entropy"], b["bin_beta"], s=area, marker="D", facecolor="white",
-                       edgecolor="tab:red", lw=0.9, zorder=5)
+                       edgecolor=common.PALETTE["vermillion"], lw=0.9, zorder=5)
             hb = dense[(dense >= b["bin_entropy"].min()) & (dense <= b["bin_entropy"].max())]
-            ax.plot(hb, np.polyval(b["coefficients_binned"], hb), color="tab:red", lw=1.1,
+            ax.plot(hb, np.polyval(b["coefficients_binned"], hb), color=common.PALETTE["vermillion"], lw=1.1,
                     ls="--", zorder=4)
-    ax.plot(dense, paper_effective_beta(dense), color="tab:orange", lw=2.0, zorder=6)
-    ax.plot(dense, paper_beta(dense), color="tab:orange", lw=1.0, ls=":", zorder=6)
+    ax.plot(dense, paper_effective_beta(dense), color=common.PALETTE["orange"], lw=2.0, zorder=6)
+    ax.plot(dense, paper_beta(dense), color=common.PALETTE["orange"], lw=1.0, ls=":", zorder=6)
     ax.axvline(PAPER_GATE, color="0.5", lw=0.6, ls=(0, (1, 2)), zorder=1)
     ax.annotate("gate\n$H = 0.5$", xy=(PAPER_GATE, 0.0), xycoords=("data", "axes fraction"),
                 xytext=(2, 3), textcoords="offset points", fontsize=6.5, color="0.35")
@@ -152,12 +152,12 @@ def draw(result: common.Result, models: list):
         f"\nrms {common.format_number(float(rms.mean()), 3)}" if rms is not None else "")
     curves = [Line2D([], [], color="black", lw=1.1, label=fit_label)]
     if any(m.binned is not None for m in models):
-        curves += [Line2D([], [], ls="none", marker="D", mfc="white", mec="tab:red", ms=5,
+        curves += [Line2D([], [], ls="none", marker="D", mfc="white", mec=common.PALETTE["vermillion"], ms=5,
                           label="best β per entropy bin\n(area ∝ sets)"),
-                   Line2D([], [], color="tab:red", lw=1.1, ls="--", label="our fit, binned" + score("binned"))]
-    curves += [Line2D([], [], color="tab:orange", lw=2.0,
+                   Line2D([], [], color=common.PALETTE["vermillion"], lw=1.1, ls="--", label="our fit, binned" + score("binned"))]
+    curves += [Line2D([], [], color=common.PALETTE["orange"], lw=2.0,
                       label="paper, as applied" + score("paper") + ":\nmax(β(H), 1) if H > 0.5"),
-               Line2D([], [], color="tab:orange", lw=1.0, ls=":", label="paper polynomial β(H)")]
+               Line2D([], [], color=common.PALETTE["orange"], lw=1.0, ls=":", label="paper polynomial β(H)")]
     title = f"[mean ln p(correct)], β = 1:{score('one')}" if score("one") else None
     legend_ax.legend(handles=curves, loc="lower left", borderaxespad=0.0, title=title,
                      title_fontsize=7.5)

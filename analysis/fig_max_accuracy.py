@@ -49,7 +49,7 @@ def draw(data: mr.EvalMax):
         ax.plot(mr.PAPER_N, values, color=colours.get(x, mr.normaliser_colours([x])[x]), ls="--",
                 lw=1.0, marker="s", ms=3.5, mfc="white", mew=0.9, zorder=2)
     ax.plot(mr.OTHER_REPRODUCTION_N, mr.OTHER_REPRODUCTION_SOFTMAX, color=colours.get(
-        "softmax", "tab:blue"), ls=":", lw=1.2, marker="^", ms=3.5, mfc="white", mew=0.8, zorder=2)
+        "softmax", common.PALETTE["blue"]), ls=":", lw=1.2, marker="^", ms=3.5, mfc="white", mew=0.8, zorder=2)
     ax.axhline(mr.CHANCE, color="0.45", lw=0.8, ls=(0, (1, 2)))
     ax.annotate("chance", xy=(0.0, mr.CHANCE), xycoords=("axes fraction", "data"),
                 xytext=(3, 2), textcoords="offset points", ha="left", va="bottom",
@@ -75,7 +75,7 @@ def draw(data: mr.EvalMax):
     published = [Line2D([], [], color=mr.normaliser_colours([x])[x], ls="--", lw=1.0, marker="s",
                         ms=3.5, mfc="white", mew=0.9, label=f"paper, {mr.normaliser_label(x)}")
                  for x in mr.PAPER_ACCURACY]
-    published.append(Line2D([], [], color="tab:blue", ls=":", lw=1.2, marker="^", ms=3.5,
+    published.append(Line2D([], [], color=common.PALETTE["blue"], ls=":", lw=1.2, marker="^", ms=3.5,
                             mfc="white", mew=0.8, label="other reproduction,\nsoftmax (3 seeds)"))
     legend_ax.legend(handles=published, title="published", loc="lower left", borderaxespad=0.0)
     return fig

@@ -37,9 +37,9 @@ CHANCE = 10.0  # one of ten classes
 # ---- how normalisers are named and coloured in every max-retrieval figure
 
 _LABELS = {"softmax": "softmax", "adaptive": r"adaptive $\theta$"}
-_COLOURS = {"softmax": "tab:blue", "adaptive": "tab:orange"}
-_SPARE_COLOURS = ["tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive",
-                  "tab:cyan", "tab:gray"]
+_COLOURS = {"softmax": common.PALETTE["blue"], "adaptive": common.PALETTE["orange"]}
+_SPARE_COLOURS = [common.PALETTE[c] for c in ("green", "vermillion", "purple", "sky", "black",
+                                              "yellow")]
 
 
 def normaliser_label(name: str) -> str:

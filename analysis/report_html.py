@@ -13,6 +13,8 @@ import struct
 
 import numpy as np
 
+import common
+
 MISSING = "—"
 
 
@@ -107,11 +109,11 @@ def badge(kind: str, text: str) -> str:
     return f'<span class="badge {esc(kind)}">{esc(text)}</span>'
 
 
-# Colours: the Okabe–Ito palette (distinguishable with every common colour-vision deficiency);
-# every status also has a word and a border style, so greyscale print keeps the meaning.
+# Colours: the figures' palette (common.PALETTE); every status also has a word and a border
+# style, so greyscale print keeps the meaning.
 STYLE = """
 :root { --ink:#1b1b1b; --muted:#5a5a5a; --rule:#d0d0d0; --bg:#ffffff; --panel:#f6f6f4;
-        --blue:#0072b2; --orange:#e69f00; --green:#009e73; --red:#d55e00; --purple:#cc79a7; }
+        --blue:%(blue)s; --orange:%(orange)s; --green:%(green)s; --red:%(vermillion)s; }
 * { box-sizing: border-box; }
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif;
        color: var(--ink); background: var(--bg); margin: 0; }
@@ -132,7 +134,7 @@ th, td { border-bottom: 1px solid var(--rule); padding: .25rem .55rem; text-alig
 th { border-bottom: 2px solid var(--ink); font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 figure { margin: 1rem 0 1.6rem; }
-figure img { display: block; max-width: 100%; height: auto; border: 1px solid var(--rule); }
+figure img { display: block; max-width: 100%%; height: auto; border: 1px solid var(--rule); }
 figcaption { font-size: .9rem; max-width: 85ch; margin-top: .4rem; }
 dl.prov { display: grid; grid-template-columns: max-content 1fr; gap: .05rem .8rem;
           font-size: .82rem; color: var(--muted); margin: .4rem 0 0; }
@@ -165,4 +167,5 @@ small.source { color: var(--muted); }
 table.rules td.verdict { white-space: nowrap; }
 .counts span { margin-right: 1.2rem; }
 @media print { main { max-width: none; padding: 0; } h2 { break-before: page; } }
-"""
+""" % common.PALETTE
+
