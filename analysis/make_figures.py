@@ -23,6 +23,9 @@ import fig_dispersion  # noqa: E402
 import fig_entropy_temperature  # noqa: E402
 import fig_head_entropy  # noqa: E402
 import fig_max_accuracy  # noqa: E402
+import fig_transformer_alpha  # noqa: E402
+import fig_transformer_entropy  # noqa: E402
+import fig_transformer_logit_spread  # noqa: E402
 import fig_weight_bound  # noqa: E402
 import max_accuracy_table  # noqa: E402
 
@@ -36,6 +39,9 @@ FIGURES = [
     ("max_accuracy_table", max_accuracy_table.INPUT_FILE, max_accuracy_table.make),
     ("head_entropy", fig_head_entropy.INPUT_FILE, fig_head_entropy.make),
     ("beta_polynomial", fig_beta_polynomial.INPUT_FILE, fig_beta_polynomial.make),
+    ("transformer_alpha", fig_transformer_alpha.INPUT_FILE, fig_transformer_alpha.make),
+    ("transformer_entropy", fig_transformer_entropy.INPUT_FILE, fig_transformer_entropy.make),
+    ("transformer_logit_spread", fig_transformer_logit_spread.INPUT_FILE, fig_transformer_logit_spread.make),
 ]
 
 

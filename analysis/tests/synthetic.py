@@ -327,6 +327,43 @@ def write_fit_adaptive(path, train_seeds=(1, 2, 3), ns=(16, 64, 256, 1024), samp
     return write_result(path, "fit-adaptive", grid, cols, arrays=arrays)
 
 
+TRANSFORMER_ARRAYS = ("delta_max", "beta_max", "alpha_max_last", "alpha_max_half_mean", "entropy_all_mean")
+
+
+def write_transformer_dispersion(path, ns=(16, 64, 256, 1024), layers=2, heads=2,
+                                 models=(("none", 1), ("alibi", 1), ("index", 0))):
+    """A "transformer-dispersion" file: per model (positional, layer_norm) and n, per-head arrays
+    [layers, heads] from closed forms: bounded heads keep δ = 2 + head index; ALiBi adds its slope
+    times n − 1, index without LayerNorm n/64 per head; α_max of the last row = min(1, e^(δ/2)/n)
+    (inside the lemma's e^δ/n), the mean entropy ln(n!)/n − δ/10 (never below 0)."""
+    import math
+    grid, cols, arrays = [], {k: [] for k in ("lemma_violations", "delta_max", "uniform_baseline",
+                                                 "entropy_all_mean")}, {}
+    for positional, layer_norm in models:
+        for n in ns:
+            grid.append(dict(checkpoint="none", layers=layers, heads=heads, d_model=16, vocab=16, causal=1,
+                             positional=positional, layer_norm=layer_norm, init_scale=1.0, max_length=1024,
+                             normaliser="softmax", n=int(n), input="uniform", samples=1, row_arrays=0, seed=1))
+            h = np.arange(layers * heads, dtype=float).reshape(layers, heads) % heads
+            delta = 2.0 + h
+            if positional == "alibi":
+                delta = delta + 2.0 ** (-8.0 * (h + 1) / heads) * (n - 1)
+            if positional == "index" and not layer_norm:
+                delta = delta + (h + 1) * n / 64.0
+            baseline = math.lgamma(n + 1) / n
+            entropy = np.maximum(0.0, baseline - delta / 10)
+            arrays[len(grid) - 1] = {"delta_max": delta, "beta_max": np.ones_like(delta),
+                                     "alpha_max_last": np.minimum(1.0, np.exp(delta / 2) / n),
+                                     "alpha_max_half_mean": np.minimum(1.0, np.exp(delta / 2) / n),
+                                     "entropy_all_mean": entropy}
+            cols["lemma_violations"].append(0)
+            cols["delta_max"].append(float(delta.max()))
+            cols["uniform_baseline"].append(baseline)
+            cols["entropy_all_mean"].append(float(entropy.mean()))
+    cols["lemma_violations"] = np.asarray(cols["lemma_violations"], dtype=np.int64)
+    return write_result(path, "transformer-dispersion", grid, cols, arrays=arrays)
+
+
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(out, exist_ok=True)
@@ -336,5 +373,6 @@ if __name__ == "__main__":
     write_eval_max(os.path.join(out, "eval-max.h5"), ns=tuple(2 ** k for k in range(4, 13)),
                    samples=128, map_samples=32)
     write_fit_adaptive(os.path.join(out, "fit-adaptive.h5"), binned=True)
+    write_transformer_dispersion(os.path.join(out, "transformer-dispersion.h5"))
     print(f"wrote bounds.h5, weight-bound.h5, entropy-temperature.h5, eval-max.h5, "
-          f"fit-adaptive.h5 into {out}")
+          f"fit-adaptive.h5, transformer-dispersion.h5 into {out}")

@@ -4,7 +4,7 @@ LayerNorm and reports that the hypothesis fails for ALiBi and for index position
 the lemma has no violating row for softmax, adaptive and ssmax heads; every head's δ stays under its
 weight-norm bound; data do not depend on --threads; per-row arrays only on request; bad input
 (positions beyond a learned table, a checkpoint with random-model flags or of the wrong experiment)
-is exit 2 with nothing written. ctest runs it with SHARP_BIN_DIR set; a few seconds of CPU.
+is exit 2 with nothing written; the three figures draw from a result file. ctest runs it with SHARP_BIN_DIR set; a few seconds of CPU.
 """
 import os
 import subprocess
@@ -19,6 +19,9 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "../../analysis"))
 from e2e_support import ResultDirCase, run  # noqa: E402
 import common  # noqa: E402
+import fig_transformer_alpha  # noqa: E402
+import fig_transformer_entropy  # noqa: E402
+import fig_transformer_logit_spread  # noqa: E402
 import transformer_theorem  # noqa: E402
 
 BIN = "sharp-transformer-dispersion"
@@ -51,6 +54,17 @@ class TransformerDispersion(ResultDirCase):
                            capture_output=True, text=True)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stdout.count("hypothesis FAILS"), 3, p.stdout)
+        # The figures draw from the same file: one panel per (scheme, LayerNorm), the table one row per
+        # model and two Gemma rows.
+        written = []
+        for module in (fig_transformer_alpha, fig_transformer_entropy, fig_transformer_logit_spread):
+            written += module.make(out, self.path("figures"))
+        self.assertEqual(len(written), 7)
+        self.assertTrue(all(os.path.getsize(w) > 0 for w in written))
+        with open(self.path("figures/transformer_logit_spread.md"), encoding="utf-8") as fh:
+            table = fh.read()
+        self.assertEqual(table.count("| grows"), 3, table)
+        self.assertEqual(table.count("(paper)"), 2, table)
 
     def test_lemma_has_no_violation_for_the_softmax_family(self):
         out = self.path("l.h5")

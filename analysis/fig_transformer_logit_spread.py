@@ -1,0 +1,126 @@
+"""The logit-spread table across heads (docs/science.md#figures) from a "transformer-dispersion"
+result file, beside the paper's Gemma rows (docs/science.md#logit-spread-in-llms).
+
+One row per model (random at each init scale, the negative controls, and trained models when the
+file has them): at the model's largest n, each head's δ = its largest row spread max − min of the
+scaled, masked logits; the row gives the range over heads, mean ± std, the number of heads, and the
+theorem check's verdict across n (analysis/transformer_theorem.py). Gemma 2B and 7B are the
+paper's measurements on one source-code input (their weights are not available offline). Writes
+transformer_logit_spread.{png,pdf} (the table drawn) and transformer_logit_spread.md (the same as
+text). For adaptive-temperature heads (docs/science.md#adaptive-temperature) the spreads are the
+logits' (before β): adaptive meets softmax once H > 5.94.
+
+    /usr/bin/python3 analysis/fig_transformer_logit_spread.py results/transformer-dispersion.h5 --out results/figures
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import matplotlib.pyplot as plt
+
+import common
+import transformer_panels as tp
+import transformer_theorem
+
+EXPERIMENT = "transformer-dispersion"
+INPUT_FILE = "transformer-dispersion.h5"
+
+# The paper's δ over all heads of Gemma on one input: (name, min, max, mean, std, heads).
+GEMMA = [("Gemma 2B (paper)", 2.28, 14.78, 5.69, 2.05, 144),
+         ("Gemma 7B (paper)", 0.09, 32.74, 5.82, 2.61, None)]
+
+HEADER = ["model", "n", "heads", "δ range", "δ mean ± std", "check across n"]
+
+
+def model_name(check) -> str:
+    k = check.key
+    if k["checkpoint"] != "none":
+        return f"trained {k['checkpoint']}"
+    ln = "" if k["layer_norm"] else ", no LN"
+    parts = [f"{k['positional']}{ln}", f"init {k['init_scale']:g}",
+             f"{k['layers']}x{k['heads']} d{k['d_model']}"]
+    if k["normaliser"] != "softmax":
+        parts.append(k["normaliser"])
+    if k["input"] != "uniform":
+        parts.append(k["input"])
+    if not k["causal"]:
+        parts.append("encoder")
+    return ", ".join(parts) + f" (seed {k['seed']})"
+
+
+def table_rows(result: common.Result) -> list:
+    """[[cell, ...]] in HEADER order: our models (trained first, then by scheme and scale), then Gemma."""
+    rows = []
+    checks = transformer_theorem.check_models(result)
+
+    def order(c):
+        k = c.key
+        pos = tp.POSITIONAL_ORDER.index(k["positional"]) if k["positional"] in tp.POSITIONAL_ORDER else 99
+        return (k["checkpoint"] == "none", pos, -k["layer_norm"], k["init_scale"], k["seed"], k["normaliser"], k["input"])
+
+    for c in sorted(checks, key=order):
+        delta = np.asarray(result.arrays(result.ids[_row_of(result, c, c.ns[-1])])["delta_max"], dtype=float).ravel()
+        verdict = ("bounded" if c.levels_off else "grows") + f" ({float(c.growth.max()):.2f}x)"
+        rows.append([model_name(c), common.power_of_two_label(c.ns[-1]).replace("{", "").replace("}", ""),
+                     str(delta.size), f"[{fmt(delta.min())}, {fmt(delta.max())}]",
+                     f"{fmt(delta.mean())} ± {fmt(delta.std())}", verdict])
+    for name, lo, hi, mean, std, heads in GEMMA:
+        rows.append([name, "1 input", str(heads) if heads else "all", f"[{lo}, {hi}]", f"{mean} ± {std}", "—"])
+    return rows
+
+
+def fmt(x: float) -> str:
+    """3 significant digits, without an exponent up to 10^6 (spreads of the controls reach 10^5)."""
+    return f"{x:.3g}" if abs(x) < 1000 else f"{x:.0f}"
+
+
+def _row_of(result: common.Result, check, n: int) -> int:
+    rows = result.rows(n=n, **{name: check.key[name] for name in transformer_theorem.MODEL_PARAMS})
+    return int(rows[0])
+
+
+def markdown(rows: list) -> str:
+    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return ("Logit spread δ across heads at each model's largest n (δ per head: its largest row spread); "
+            "Gemma rows from the paper (docs/science.md#logit-spread-in-llms).\n\n" + "\n".join(lines) + "\n")
+
+
+def draw(rows: list):
+    tp.matplotlib_style()
+    fig = plt.figure(figsize=(common.FULL_WIDTH + 1.0, 0.26 * (len(rows) + 1) + 0.5))
+    ax = fig.add_subplot(111)
+    ax.axis("off")
+    table = ax.table(cellText=rows, colLabels=HEADER, loc="center", cellLoc="left", colLoc="left",
+                     colWidths=[0.38, 0.07, 0.06, 0.16, 0.16, 0.17])
+    table.auto_set_font_size(False)
+    table.set_fontsize(7)
+    table.scale(1.0, 1.25)
+    for (r, _), cell in table.get_celld().items():
+        cell.set_linewidth(0.3)
+        if r == 0:
+            cell.set_text_props(weight="bold")
+        elif rows[r - 1][0].endswith("(paper)"):
+            cell.set_facecolor("#f2f2f2")
+        elif rows[r - 1][-1].startswith("grows"):
+            cell.set_facecolor("#fdecea")
+    ax.set_title("Logit spread δ across heads (ours at the largest n; Gemma: the paper's)", fontsize=8.5)
+    return fig
+
+
+def make(path: str, outdir: str) -> list:
+    """transformer_logit_spread.{png,pdf,md}; returns the paths."""
+    result = common.load_result(path, EXPERIMENT)
+    result.require(params=transformer_theorem.MODEL_PARAMS + ("n",), metrics=("delta_max",))
+    rows = table_rows(result)
+    if len(rows) == len(GEMMA):
+        raise common.ResultFileError(f"{path}: no model has two input lengths at least 4x apart; "
+                                     f"no spread to tabulate.")
+    written = common.save_figure(draw(rows), outdir, "transformer_logit_spread")
+    written.append(common.save_text(markdown(rows), outdir, "transformer_logit_spread.md"))
+    return written
+
+
+if __name__ == "__main__":
+    sys.exit(common.run_standalone(make, __doc__.splitlines()[0]))
