@@ -1,23 +1,40 @@
 #pragma once
-// The --checkpoint parameter shared by the experiments that read trained max-retrieval models
-// (sharp-eval-max, sharp-fit-adaptive): a sharp-train-max result file, every model in it a value
-// of the checkpoint axis, or FILE.h5#ID for one model.
+// The --checkpoint parameter of the experiments that read trained max-retrieval models
+// (sharp-eval-max, sharp-fit-adaptive) and the loading of the model a value names. A value is a
+// result file of one of the accepted training experiments (every point of it one value of the
+// checkpoint axis) or FILE.h5#ID for one model; the file is read through the runner's result reader
+// and the model rebuilt by lib/max_retrieval from the point's parameters and param.<tensor> arrays.
 #include <string>
+#include <vector>
 
-#include "max_retrieval/model_file.hpp"
+#include "max_retrieval/trained_model.hpp"
 #include "runners/param_spec.hpp"
+#include "runners/result_reader.hpp"
 
 namespace sharp {
 
-inline runner::ParamSpec checkpoint_param() {
-  runner::ParamSpec checkpoint =
-      runner::text_param("checkpoint", "results/train-max.h5", "trained models (a sharp-train-max result file)", {});
-  checkpoint.allowed = "FILE.h5 (every model in it) or FILE.h5#ID";
-  checkpoint.expand = max_retrieval::model_references;   // FILE.h5 -> FILE.h5#ID, one per model
-  checkpoint.check = [](const runner::Value& v) {
-    return max_retrieval::model_reference_error(std::get<std::string>(v));
-  };
-  return checkpoint;
+// The experiments whose result files hold max-retrieval models.
+inline const std::vector<std::string> kMaxRetrievalTrainers = {"train-max"};
+
+inline runner::ParamSpec checkpoint_param(const std::vector<std::string>& accepted = kMaxRetrievalTrainers,
+                                          const std::string& default_value = "results/train-max.h5") {
+  return runner::point_reference_param("checkpoint", default_value, "trained models (a training result file)",
+                                       accepted);
+}
+
+// The model a reference FILE.h5#ID names. Throws sharp::BadInput when the file, the point or a
+// tensor is unusable.
+inline max_retrieval::TrainedModel load_max_retrieval_model(const std::string& reference,
+                                                            const std::vector<std::string>& accepted = kMaxRetrievalTrainers) {
+  const runner::ResultPoint point = runner::open_point_reference(reference, accepted);
+  const auto params = point.file.params(point.id);
+  auto integer = [&](const char* name) { return std::get<std::int64_t>(params.at(name)); };
+  max_retrieval::TrainedModelConfig config;
+  config.model = {std::size_t(integer("width")), std::size_t(integer("depth"))};
+  config.train_normaliser = std::get<std::string>(params.at("normaliser"));
+  config.train_n = integer("train_n");
+  config.seed = integer("seed");
+  return max_retrieval::trained_model(reference, config, point.file.arrays_with_prefix(point.id, "param."));
 }
 
 }  // namespace sharp

@@ -14,7 +14,7 @@
 #include "core/errors.hpp"
 #include "max_retrieval/accuracy.hpp"
 #include "experiments/checkpoint_param.hpp"
-#include "max_retrieval/model_file.hpp"
+#include "max_retrieval/trained_model.hpp"
 #include "max_retrieval/streaming_eval.hpp"
 #include "experiments/normaliser_param.hpp"
 #include "normalisers/spec.hpp"
@@ -124,7 +124,7 @@ public:
   }
 
   Record run(const Point& p, runner::PointContext& ctx) const override {
-    const max_retrieval::TrainedModel model = max_retrieval::load_referenced_model(p.text("checkpoint"));
+    const max_retrieval::TrainedModel model = load_max_retrieval_model(p.text("checkpoint"));
     const std::vector<NamedSpec> named = parse_normaliser_list(p.text("normaliser"));
     std::vector<norm::Spec> specs;
     for (const NamedSpec& s : named) specs.push_back(s.spec);

@@ -14,7 +14,7 @@
 #include "core/parallel_for.hpp"
 #include "max_retrieval/beta_fit.hpp"
 #include "experiments/checkpoint_param.hpp"
-#include "max_retrieval/model_file.hpp"
+#include "max_retrieval/trained_model.hpp"
 #include "normalisers/adaptive_temperature.hpp"
 #include "random/counter_rng.hpp"
 #include "runners/main.hpp"
@@ -111,7 +111,7 @@ public:
   }
 
   Record run(const Point& p, runner::PointContext& ctx) const override {
-    const max_retrieval::TrainedModel model = max_retrieval::load_referenced_model(p.text("checkpoint"));
+    const max_retrieval::TrainedModel model = load_max_retrieval_model(p.text("checkpoint"));
     const std::size_t samples = std::size_t(p.integer("samples"));
     const double beta_max = p.real("beta_max");
     std::vector<std::size_t> sizes;

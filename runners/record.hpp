@@ -10,12 +10,11 @@
 #include <variant>
 #include <vector>
 
+#include "core/shaped_array.hpp"
+
 namespace sharp::runner {
 
-struct Array {
-  std::vector<std::size_t> shape;  // row-major
-  std::variant<std::vector<double>, std::vector<std::int64_t>> data;
-};
+using Array = sharp::ShapedArray;
 
 // Named scalars and named arrays with typed setters and getters; the base of Record and
 // CheckpointState.
