@@ -55,9 +55,9 @@ void attention_forward(T* out, const T* qkv, const AttentionShape& shape, const 
   const std::size_t ld = 3 * W;
   const std::size_t tiles = (n + kTileRows - 1) / kTileRows;
   const T scale = T(1.0 / std::sqrt(double(dh)));
-  if (cache) {
-    cache->logits.assign(B * H * n * n, T(0));
-    cache->probs.assign(B * H * n * n, T(0));
+  if (cache) {   // entries beyond a tile's last key are never read: no need to clear them
+    cache->logits.resize(B * H * n * n);
+    cache->probs.resize(B * H * n * n);
   }
   const bool want_p = observer && observer->wants_probabilities();
   struct Scratch {
@@ -124,7 +124,10 @@ void attention_backward(T* dqkv, const T* dout, const T* qkv, const AttentionSha
   const std::size_t B = shape.batch, n = shape.length, H = shape.heads, dh = shape.d_head, W = shape.width();
   const std::size_t ld = 3 * W;
   const T scale = T(1.0 / std::sqrt(double(dh)));
-  std::vector<T> dP(n * n), dS(n * n);
+  // Query tiles of a causal head see keys [0, r0 + rows) only: half the work of whole rows. dK and dV
+  // accumulate over the tiles in tile order; an encoder head is one tile of n rows.
+  const std::size_t tile_rows = shape.causal ? kTileRows : n;
+  std::vector<T> dP(tile_rows * n), dS(tile_rows * n);
   std::vector<double> row_params;
   for (std::size_t b = 0; b < B; ++b) {
     for (std::size_t h = 0; h < H; ++h) {
@@ -139,24 +142,37 @@ void attention_backward(T* dqkv, const T* dout, const T* qkv, const AttentionSha
       T* dq = dqkv + b * n * ld + h * dh;
       T* dk = dq + W;
       T* dv = dq + 2 * W;
-      nn::gemm(nn::Trans::No, nn::Trans::Yes, n, n, dh, T(1), dO, W, v, ld, T(0), dP.data(), n);   // dP = dO Vᵀ
-      row_params.assign(n * np, 0.0);
-      double* gp = dparams && np ? row_params.data() : nullptr;
-      if (shape.causal) {
-        for (std::size_t i = 0; i < n; ++i) {
-          normaliser.backward(S + i * n, P + i * n, dP.data() + i * n, dS.data() + i * n, gp ? gp + i * np : nullptr,
-                              1, i + 1);
-          std::fill(dS.begin() + std::ptrdiff_t(i * n + i + 1), dS.begin() + std::ptrdiff_t((i + 1) * n), T(0));
-        }
-      } else {
-        normaliser.backward(S, P, dP.data(), dS.data(), gp, n, n);
+      for (std::size_t j = 0; j < n; ++j) {
+        std::fill(dk + j * ld, dk + j * ld + dh, T(0));
+        std::fill(dv + j * ld, dv + j * ld + dh, T(0));
       }
-      if (gp)
-        for (std::size_t i = 0; i < n; ++i)
-          for (std::size_t j = 0; j < np; ++j) dparams[h * np + j] += gp[i * np + j];
-      nn::gemm(nn::Trans::Yes, nn::Trans::No, n, dh, n, T(1), P, n, dO, W, T(0), dv, ld);        // dV = Pᵀ dO
-      nn::gemm(nn::Trans::No, nn::Trans::No, n, dh, n, scale, dS.data(), n, k, ld, T(0), dq, ld);  // dQ = dS K/√d
-      nn::gemm(nn::Trans::Yes, nn::Trans::No, n, dh, n, scale, dS.data(), n, q, ld, T(0), dk, ld); // dK = dSᵀ Q/√d
+      row_params.assign(tile_rows * np, 0.0);
+      double* gp = dparams && np ? row_params.data() : nullptr;
+      for (std::size_t r0 = 0; r0 < n; r0 += tile_rows) {
+        const std::size_t rows = std::min(tile_rows, n - r0), kend = shape.causal ? r0 + rows : n;
+        const T* St = S + r0 * n;
+        const T* Pt = P + r0 * n;
+        // dP = dO Vᵀ [rows, kend]
+        nn::gemm(nn::Trans::No, nn::Trans::Yes, rows, kend, dh, T(1), dO + r0 * W, W, v, ld, T(0), dP.data(), kend);
+        if (shape.causal) {
+          for (std::size_t r = 0; r < rows; ++r) {
+            const std::size_t keys = r0 + r + 1;
+            normaliser.backward(St + r * n, Pt + r * n, dP.data() + r * kend, dS.data() + r * kend,
+                                gp ? gp + r * np : nullptr, 1, keys);
+            std::fill(dS.begin() + std::ptrdiff_t(r * kend + keys), dS.begin() + std::ptrdiff_t((r + 1) * kend), T(0));
+          }
+        } else {
+          normaliser.backward(St, Pt, dP.data(), dS.data(), gp, rows, n);
+        }
+        if (gp)
+          for (std::size_t r = 0; r < rows; ++r)
+            for (std::size_t j = 0; j < np; ++j) dparams[h * np + j] += gp[r * np + j];
+        nn::gemm(nn::Trans::Yes, nn::Trans::No, kend, dh, rows, T(1), Pt, n, dO + r0 * W, W, T(1), dv, ld);  // dV += Pᵀ dO
+        nn::gemm(nn::Trans::No, nn::Trans::No, rows, dh, kend, scale, dS.data(), kend, k, ld, T(0), dq + r0 * ld,
+                 ld);                                                                                     // dQ = dS K/√d
+        nn::gemm(nn::Trans::Yes, nn::Trans::No, kend, dh, rows, scale, dS.data(), kend, q + r0 * ld, ld, T(1), dk,
+                 ld);                                                                                     // dK += dSᵀ Q/√d
+      }
     }
   }
 }

@@ -33,8 +33,8 @@ struct AttentionHeads {
   std::size_t layer = 0;   // reported to the observer
 };
 
-// Kept for the backward: logits and probabilities [B, H, n, n]; row i holds its k(i) entries, the
-// rest are 0.
+// Kept for the backward: logits and probabilities [B, H, n, n]; row i holds its k(i) entries, then
+// zeros up to the end of its query tile's keys (causal), then unspecified values.
 template <class T>
 struct AttentionCache {
   std::vector<T> logits, probs;

@@ -1,6 +1,9 @@
 #pragma once
 // Training a transformer in float32 with AdamW and a learning-rate schedule (lib/nn): next-token
 // cross-entropy, mean over the batch's counted targets (a target of −1 is ignored).
+// Sequences of a batch have one length; shorter ones are padded at the end with any token and target
+// −1. In a causal model a pad at the end reaches no earlier position, so padding is masked by
+// construction; sequences are never packed together.
 // Determinism: the batch is cut into fixed chunks of sequences (kChunkTokens tokens, at least one
 // sequence); each chunk's forward and backward run serially (BLAS too) on one thread into its own
 // gradient buffer; the chunk gradients are summed in chunk order in double. So a step is bit-identical
