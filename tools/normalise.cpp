@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <algorithm>
+#include <cstdlib>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -38,7 +40,16 @@ std::string read_all(std::istream& in) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// Parses one token; "-inf" (any case, also "-infinity") is a masked entry.
+// A token as a message shows it: at most 40 bytes, with its length when cut (a bad token may be
+// megabytes long).
+std::string shown(std::string_view token) {
+  if (token.size() <= 40) return "'" + std::string(token) + "'";
+  return "'" + std::string(token.substr(0, 40)) + "...' (" + std::to_string(token.size()) + " bytes)";
+}
+
+// Parses one token; "-inf" (any case, also "-infinity") is a masked entry. A number whose magnitude
+// is below the smallest subnormal (1e-400) underflows to 0, as in any floating-point reading; one
+// above the largest double (1e400) is an error.
 double parse_token(std::string_view token, std::size_t line, std::size_t column) {
   double x = 0.0;
   const char* first = token.data();
@@ -46,8 +57,17 @@ double parse_token(std::string_view token, std::size_t line, std::size_t column)
   if (first != last && *first == '+') ++first;
   auto [ptr, ec] = std::from_chars(first, last, x);
   const std::string where = "line " + std::to_string(line) + ", column " + std::to_string(column);
+  if (ec == std::errc::result_out_of_range && ptr == last) {
+    // from_chars leaves x unset out of range: strtod says which way (0 or a subnormal, or ±HUGE_VAL).
+    const std::string text(first, last);
+    x = std::strtod(text.c_str(), nullptr);
+    if (std::isinf(x))
+      throw BadInput(where + ": " + shown(token) + " is beyond the largest double (allowed: finite numbers, "
+                     "-inf for a masked entry)");
+    return x;
+  }
   if (ec != std::errc() || ptr != last) {
-    throw BadInput(where + ": '" + std::string(token) + "' is not a number");
+    throw BadInput(where + ": " + shown(token) + " is not a number");
   }
   if (std::isnan(x)) throw BadInput(where + ": NaN logit (allowed: finite numbers, -inf for a masked entry)");
   if (x == std::numeric_limits<double>::infinity()) {
@@ -56,15 +76,34 @@ double parse_token(std::string_view token, std::size_t line, std::size_t column)
   return x;
 }
 
+// Lines end with \n, \r\n or a lone \r (old Mac files, some spreadsheet exports).
+// Every normaliser works with differences of logits (z - max z); a row whose largest difference is
+// beyond a double (1e308 and -1e308) would come out wrong, e.g. for softmax:beta=1e-308, where
+// beta*z itself is small. Such a row is refused, naming its line.
+void check_span(const double* z, std::size_t n, std::size_t line) {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (z[i] == -std::numeric_limits<double>::infinity()) continue;  // masked
+    lo = std::min(lo, z[i]);
+    hi = std::max(hi, z[i]);
+  }
+  if (std::isinf(hi - lo)) {
+    char text[96];
+    std::snprintf(text, sizeof text, "max %.17g, min %.17g", hi, lo);
+    throw BadInput("line " + std::to_string(line) + ": the logits span more than the largest double (" + text +
+                   "); shift or scale the row");
+  }
+}
+
 Rows parse_rows(const std::string& text) {
   Rows rows;
   rows.offsets.push_back(0);
   std::size_t line = 0, pos = 0;
   while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
+    std::size_t end = text.find_first_of("\r\n", pos);
     if (end == std::string::npos) end = text.size();
+    const std::size_t next = end + ((end + 1 < text.size() && text[end] == '\r' && text[end + 1] == '\n') ? 2 : 1);
     std::string_view row(text.data() + pos, end - pos);
-    if (!row.empty() && row.back() == '\r') row.remove_suffix(1);
     ++line;
     std::size_t column = 0;
     bool any_unmasked = false;
@@ -81,9 +120,10 @@ Rows parse_rows(const std::string& text) {
     }
     if (column == 0) throw BadInput("line " + std::to_string(line) + ": empty row (expected logits)");
     if (!any_unmasked) throw BadInput("line " + std::to_string(line) + ": every entry is masked (-inf)");
+    check_span(rows.values.data() + rows.offsets.back(), rows.values.size() - rows.offsets.back(), line);
     rows.offsets.push_back(rows.values.size());
     rows.lines.push_back(line);
-    pos = end + 1;
+    pos = next;
   }
   return rows;
 }
@@ -167,7 +207,9 @@ int main(int argc, char** argv) {
   bool entropy_only = false;
   po::options_description options(
       "Usage: sharp-normalise --normaliser NORMALISER [--input FILE] [--output FILE] [--entropy]\n"
-      "Each input line is one row of whitespace-separated logits (-inf = masked entry).\n"
+      "Each input line is one row of whitespace-separated logits (-inf = masked entry); lines end with\n"
+      "LF, CR LF or CR. A logit below the smallest double in magnitude (1e-400) underflows to 0 (or a\n"
+      "subnormal); one beyond the largest double (1e400), and a row spanning more than it, is an error.\n"
       "Writes the probabilities, same layout, 17 significant digits.\n"
       "NORMALISER: name[:key=value...] with name one of " + names_list() + ",\n"
       "e.g. softmax:beta=2, ssmax:s=0.43, topk:k=3, entmax:alpha=1.25, asentmax:b=0.5:gamma=1,\n"
