@@ -484,6 +484,12 @@ def page(inputs: Inputs, figures_dir: str, page_dir: str, now: str) -> tuple:
     states = [s.state if not (s.ok and s.stale) else "stale" for s in inputs.sources.values()]
     summary = ", ".join(f"{states.count(k)} {k}" for k in ("ok", "stale", "missing", "refused")
                         if states.count(k))
+    scales = [s.scale for s in inputs.sources.values() if s.ok]
+    if scales:
+        summary += "; scale " + ", ".join(f"{k} ({scales.count(k)} file(s))"
+                                          for k in sorted(set(scales)))
+        if len(set(scales)) > 1:
+            summary += " — the files come from runs of different scales"
     nav = ["<nav><ol>", '<li><a href="#scorecard">Reproduction scorecard</a></li>']
     for section in SECTIONS:
         badges = " ".join(state_badge(inputs.sources[f]) for f in section.files)

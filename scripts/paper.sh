@@ -88,6 +88,7 @@ if [[ -n $build_dir ]]; then
 fi
 
 mkdir -p "$results"
+sweeps_start=$(date +%s)
 for cfg in "${order[@]}"; do
   exp=$(basename "$cfg" .cfg)
   inputs=()
@@ -96,7 +97,7 @@ for cfg in "${order[@]}"; do
   "$bin/sharp-$exp" --config "$cfg" "${inputs[@]}" --out "$results/$exp.h5"
   end "sharp-$exp"
 done
-echo "paper: all sweeps done in $(( $(date +%s) - start )) s"
+echo "paper: all sweeps done in $(( $(date +%s) - sweeps_start )) s"
 
 figures_status=0
 if ((figures)); then
