@@ -88,6 +88,11 @@ void check_declarations(const std::string& experiment, const std::vector<OutputS
       if (ph.empty()) fail("output '" + s.name + "' with a malformed placeholder");
       if (!s.items && !(p && p->list == ListRole::InsidePoint))
         fail("output '" + s.name + "' whose placeholder <" + ph + "> is neither an in-point list parameter nor given items");
+      // An in-point list has one value for the whole grid, so every point gets the same /points
+      // columns; items computed per point could differ, and the merge would refuse the file.
+      if (s.kind == OutputKind::Metric && !(p && p->list == ListRole::InsidePoint))
+        fail("metric '" + s.name + "' over <" + ph + ">, which is not an in-point list parameter "
+             "(/points columns must be the same in every point; put per-point detail in an array)");
     }
     if (s.kind == OutputKind::Metric && !s.shape.empty()) fail("metric '" + s.name + "' with a shape");
     if (s.kind == OutputKind::Array) {

@@ -21,7 +21,8 @@ struct OutputSpec {
   // A literal ("alpha_max") or a template with one placeholder in angle brackets
   // ("accuracy.<normaliser>", "param.<tensor>"): one output per item of a list. The items are
   // given by `items` when set; otherwise the placeholder must name an in-point list parameter
-  // (ListRole::InsidePoint) and its items in the point are used.
+  // (ListRole::InsidePoint) and its items in the point are used. A metric template must range
+  // over an in-point list (one value for the whole grid), so every point has the same columns.
   std::string name;
   OutputKind kind = OutputKind::Metric;
   OutputType type = OutputType::Real;

@@ -116,6 +116,12 @@ TEST(DeclaredOutputs, MalformedDeclarationsAreProgrammingErrors) {
   };
   EXPECT_NE(bad({metric_real("x", "", "a"), metric_real("x", "", "b")}).find("'x' twice"), std::string::npos);
   EXPECT_NE(bad({metric_real("x.<tensor>", "", "a")}).find("placeholder <tensor>"), std::string::npos);
+  OutputSpec per_point = metric_real("x.<tensor>", "", "a");
+  per_point.items = [](const Point&) { return std::vector<std::string>{"w"}; };
+  EXPECT_NE(bad({per_point}).find("not an in-point list parameter"), std::string::npos);
+  per_point.kind = OutputKind::Array;
+  per_point.shape = {"..."};
+  EXPECT_EQ(bad({per_point}), "");
   EXPECT_NE(bad({array_real("x", {"steps"}, "", "a")}).find("dimension 'steps'"), std::string::npos);
   EXPECT_NE(bad({array_real("x", {"normaliser"}, "", "a")}).find("dimension 'normaliser'"), std::string::npos);
   EXPECT_NE(bad({metric_real("x", "", "")}).find("without a name or meaning"), std::string::npos);
