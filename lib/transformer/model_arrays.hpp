@@ -1,31 +1,27 @@
 #pragma once
-// A model's weights as named arrays, the form result files store them in (/arrays/<id>/...) and the
-// result reader returns: "param.<tensor>" (layout.hpp names) with the tensor's shape, values in
-// double (float32 weights round-trip exactly).
-#include <cstddef>
+// A model's weights as named arrays (core/shaped_array.hpp), the form result files store them in
+// (/arrays/<id>/param.<tensor>, values in double: float32 weights round-trip exactly) and the result
+// reader returns them.
 #include <map>
 #include <string>
 #include <vector>
 
+#include "core/shaped_array.hpp"
 #include "transformer/layout.hpp"
 
 namespace sharp::transformer {
 
-struct NamedArray {
-  std::vector<std::size_t> shape;
-  std::vector<double> values;   // row-major, product(shape) values
-};
-using NamedArrays = std::map<std::string, NamedArray>;
-
 inline const std::string kParamPrefix = "param.";
 
+// "param.<tensor>" -> the tensor (layout.hpp names and shapes), for a result record.
 template <class T>
-NamedArrays model_arrays(const TransformerLayout& layout, const T* params);
+std::map<std::string, ShapedArray> model_arrays(const TransformerLayout& layout, const T* params);
 
-// The flat parameter buffer of `layout` from named arrays (other names are ignored). Throws
-// sharp::BadInput naming the tensor when one is missing or has another shape, and, for T = float,
-// sharp::NumericError when a value is not a float32 value (a file written from other weights).
+// The flat parameter buffer of `layout` from arrays keyed by tensor name WITHOUT the prefix — what
+// ResultFile::arrays_with_prefix(id, kParamPrefix) returns; other names are ignored. Throws
+// sharp::BadInput naming the tensor when one is missing or has another shape, and sharp::NumericError
+// when a value is not finite or, for T = float, not a float32 value (weights of another model).
 template <class T>
-std::vector<T> params_from_arrays(const TransformerLayout& layout, const NamedArrays& arrays);
+std::vector<T> params_from_arrays(const TransformerLayout& layout, const std::map<std::string, ShapedArray>& tensors);
 
 }  // namespace sharp::transformer

@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -193,18 +194,21 @@ TEST(TransformerArrays, RoundTripAndErrors) {
   const Transformer model(small_config(Positional::Learned));
   std::vector<float> p(model.parameter_count());
   init_parameters(model.layout(), p.data(), 4);
-  NamedArrays arrays = model_arrays(model.layout(), p.data());
-  EXPECT_EQ(arrays.size(), model.layout().params.tensors().size());
-  EXPECT_EQ(arrays.at("param.position").shape, (std::vector<std::size_t>{100, 16}));
+  const auto record = model_arrays(model.layout(), p.data());
+  EXPECT_EQ(record.size(), model.layout().params.tensors().size());
+  EXPECT_EQ(record.at("param.position").shape, (std::vector<std::size_t>{100, 16}));
+  // As the result reader's arrays_with_prefix(id, "param.") returns them: keyed without the prefix.
+  std::map<std::string, sharp::ShapedArray> arrays;
+  for (const auto& [name, a] : record) arrays[name.substr(kParamPrefix.size())] = a;
   EXPECT_EQ(params_from_arrays<float>(model.layout(), arrays), p);
-  NamedArrays wrong = arrays;
-  wrong.at("param.layers.1.attn.qkv.weight").shape = {16, 48};
+  auto wrong = arrays;
+  wrong.at("layers.1.attn.qkv.weight").shape = {16, 48};
   EXPECT_THROW(params_from_arrays<float>(model.layout(), wrong), sharp::BadInput);
   wrong = arrays;
-  wrong.erase("param.embedding");
+  wrong.erase("embedding");
   EXPECT_THROW(params_from_arrays<float>(model.layout(), wrong), sharp::BadInput);
   wrong = arrays;
-  wrong.at("param.embedding").values[3] = 0.1;   // not a float32 value
+  std::get<std::vector<double>>(wrong.at("embedding").data)[3] = 0.1;   // not a float32 value
   EXPECT_THROW(params_from_arrays<float>(model.layout(), wrong), sharp::NumericError);
   EXPECT_NO_THROW(params_from_arrays<double>(model.layout(), wrong));
 }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -95,12 +96,12 @@ TEST_P(TransformerReference, LogitsAndHeadStatisticsMatchNumpy) {
                (c.layer_norm ? " LN" : " no-LN") + (c.tied ? " tied" : " untied"));
   const Transformer model(c);
 
-  NamedArrays arrays;
+  std::map<std::string, sharp::ShapedArray> arrays;   // keyed by tensor name, as the result reader gives them
   for (const std::string& child : g.children()) {
     if (child.rfind(kParamPrefix, 0) != 0) continue;
-    NamedArray a;
-    a.values = g.read<double>(child, &a.shape);
-    arrays[child] = std::move(a);
+    sharp::ShapedArray a;
+    a.data = g.read<double>(child, &a.shape);
+    arrays[child.substr(kParamPrefix.size())] = std::move(a);
   }
   const std::vector<double> params = params_from_arrays<double>(model.layout(), arrays);
 
