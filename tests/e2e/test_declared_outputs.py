@@ -24,11 +24,18 @@ TINY = {
     "train-max": ["--width", "8", "--batch", "8", "--steps", "20", "--eval-every", "10", "--eval-samples", "16"],
     "eval-max": ["--n", "16", "--samples", "8", "--map-samples", "2", "--normaliser", "softmax,adaptive"],
     "fit-adaptive": ["--n-min", "16", "--n-max", "32", "--samples", "8", "--bins", "5"],
+    "transformer-dispersion": ["--layers", "1", "--heads", "2", "--d-model", "8", "--vocab", "8", "--n", "8,16"],
 }
 NEEDS_MODEL = {"eval-max", "fit-adaptive"}
 
 
 class DeclaredOutputs(ResultDirCase):
+    def test_every_experiment_has_a_tiny_grid_here(self):
+        source = os.environ.get("SHARP_SOURCE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "../.."))
+        names = sorted(f[:-4].replace("_", "-") for f in os.listdir(os.path.join(source, "experiments"))
+                       if f.endswith(".cpp"))
+        self.assertEqual(names, sorted(TINY), "add the new experiment to TINY (a grid of a second at most)")
+
     def args(self, exp):
         extra = []
         if exp in NEEDS_MODEL:
