@@ -37,10 +37,9 @@ struct RowState {
   double zmin = kInf, beta = 1.0;
 };
 
-// Sums over z[0..count) of w = e^{β(z − m)} and β(z − m)·w (w written to p when p is not null), in
-// SIMD lanes then one horizontal add: the same bits for any thread count.
-template <class T>
-void block_sums(const double* z, T* p, std::size_t count, double beta, double m, double& s_out, double& t_out) {
+// Sums over z[0..count) of w = e^{β(z − m)} and β(z − m)·w, in SIMD lanes then one horizontal add
+// (the same bits for any thread count). With store, z[j] is replaced by w_j.
+void block_sums(double* z, std::size_t count, double beta, double m, bool store, double& s_out, double& t_out) {
   using B = xsimd::batch<double>;
   constexpr std::size_t L = B::size;
   B s(0.0), t(0.0);
@@ -51,11 +50,7 @@ void block_sums(const double* z, T* p, std::size_t count, double beta, double m,
     const B w = simd::exp_bounded(u);
     s += w;
     t = xsimd::fma(u, w, t);
-    if (p) {
-      alignas(64) double buf[L];
-      w.store_aligned(buf);
-      for (std::size_t k = 0; k < L; ++k) p[j + k] = T(buf[k]);
-    }
+    if (store) w.store_unaligned(z + j);
   }
   double ss = xsimd::hadd(s), tt = xsimd::hadd(t);
   for (; j < count; ++j) {
@@ -63,7 +58,7 @@ void block_sums(const double* z, T* p, std::size_t count, double beta, double m,
     const double w = simd::exp_bounded(u);
     ss += w;
     tt = std::fma(u, w, tt);
-    if (p) p[j] = T(w);
+    if (store) z[j] = w;
   }
   s_out = ss;
   t_out = tt;
@@ -134,20 +129,30 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
           }
           double* z = sc.z.data();
           double bmax = -kInf, bmin = kInf;
-          for (std::size_t j = 0; j < valid; ++j) {
-            double zj = double(S[r * jn + j]);
-            if (slope != 0.0) {
-              const std::size_t kj = j0 + j;
-              zj -= double(T(slope * double(i > kj ? i - kj : kj - i)));
-              zj = double(T(zj));   // as attention_forward: the bias is added in T
+          bool nan = false;   // an integer reduction, so the loops vectorise (±inf shows in bmax, bmin)
+          const T* srow = S + r * jn;
+          if (slope == 0.0) {
+            for (std::size_t j = 0; j < valid; ++j) {
+              const double zj = double(srow[j]);
+              z[j] = zj;
+              nan |= zj != zj;
+              bmax = zj > bmax ? zj : bmax;
+              bmin = zj < bmin ? zj : bmin;
             }
-            if (!std::isfinite(zj))
-              throw NumericError("attention: logit " + std::to_string(j0 + j) + " of row " + std::to_string(i) +
-                                 " is not finite");
-            z[j] = zj;
-            bmax = std::max(bmax, zj);
-            bmin = std::min(bmin, zj);
+          } else {
+            for (std::size_t j = 0; j < valid; ++j) {
+              const std::size_t kj = j0 + j;
+              // As attention_forward: the bias is rounded to T and subtracted in T.
+              const double zj = double(T(srow[j] - T(slope * double(i > kj ? i - kj : kj - i))));
+              z[j] = zj;
+              nan |= zj != zj;
+              bmax = zj > bmax ? zj : bmax;
+              bmin = zj < bmin ? zj : bmin;
+            }
           }
+          if (nan || !std::isfinite(bmax) || !std::isfinite(bmin))
+            throw NumericError("attention: a logit of row " + std::to_string(i) + " in keys " + std::to_string(j0) +
+                               "..." + std::to_string(j0 + valid - 1) + " is not finite");
           RowState& st = sc.rows[r];
           st.zmin = std::min(st.zmin, bmin);
           if (bmax > st.stats.shift) {   // the reference follows the max; the output sum follows too
@@ -157,9 +162,12 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
           }
           st.stats.max = st.stats.shift;
           double s, t;
-          block_sums(z, accumulate ? prow : static_cast<T*>(nullptr), valid, st.beta, st.stats.shift, s, t);
+          block_sums(z, valid, st.beta, st.stats.shift, accumulate, s, t);
           st.stats.add_sums(s, t);
-          if (accumulate) std::fill(prow + valid, prow + jn, T(0));
+          if (accumulate) {
+            for (std::size_t j = 0; j < valid; ++j) prow[j] = T(z[j]);
+            std::fill(prow + valid, prow + jn, T(0));
+          }
         }
         if (accumulate)
           nn::gemm(nn::Trans::No, nn::Trans::No, rows, dh, jn, T(1), P, jn, v + j0 * ld, ld, T(1), sc.acc.data(), dh);

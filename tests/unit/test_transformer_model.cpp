@@ -263,6 +263,16 @@ TEST(BlockwiseAttention, EqualsQueryTiledAttention) {
         EXPECT_LT(worst_stat, 1e-11);
         EXPECT_LT(worst_entropy, 1e-11);
       }
+  // A NaN or infinite logit is an error, as in the normalisers, not a silent NaN output.
+  auto softmax = sharp::norm::make_normaliser("softmax");
+  AttentionHeads one;
+  one.normalisers = {softmax.get()};
+  for (double bad : {std::nan(""), HUGE_VAL}) {
+    std::vector<double> qkv(300 * 3 * 4, 0.5), out(300 * 4);
+    qkv[280 * 12 + 4] = bad;   // the key of token 280
+    EXPECT_THROW(attention_forward_blockwise(out.data(), qkv.data(), AttentionShape{1, 300, 1, 4, true}, one, nullptr),
+                 sharp::NumericError);
+  }
   auto entmax = sharp::norm::make_normaliser("entmax15");
   AttentionHeads heads;
   heads.normalisers = {entmax.get()};
