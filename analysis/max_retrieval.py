@@ -3,14 +3,19 @@ numbers, reading an "eval-max" result file into per-(n, model) cells, and the st
 (Wilson and t intervals, McNemar's exact test, the paired t-test).
 
 Replicates are trained models: every distinct `checkpoint` of the file is one model (one training
-seed). A model evaluated under several evaluation seeds at the same n has its samples pooled, in
+seed). Models trained with different head normalisers (docs/science.md#remedies) are different
+experiments, never seeds of one: load_eval_max refuses a file that mixes them unless told which
+training normaliser to keep, and load_eval_max_groups splits a file by training normaliser. A model evaluated under several evaluation seeds at the same n has its samples pooled, in
 seed order. "Mean over seeds" below always means the mean over models.
 """
 from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import re
+
+import h5py
 
 import numpy as np
 from scipy import stats
@@ -170,6 +175,7 @@ class EvalMax:
     ns: list                 # sorted sizes
     cells: dict              # n -> [Cell] by (train seed, checkpoint): one order at every n
     train_n: int
+    train_normaliser: str = "?"   # the models' head normaliser during training ("?": unknown)
 
     @property
     def path(self) -> str:
@@ -218,34 +224,94 @@ def _bad(path: str, message: str) -> common.ResultFileError:
     return common.ResultFileError(f"{path}: {message}")
 
 
-def load_eval_max(path: str) -> EvalMax:
+UNKNOWN_TRAINING = "?"
+
+
+def _training_file(eval_path: str, written: str) -> str | None:
+    """The training file a checkpoint reference names: as written (relative to the working
+    directory, as the binary read it), else beside the evaluation file or one level above it."""
+    here = os.path.dirname(os.path.abspath(eval_path))
+    for candidate in (written, os.path.join(here, os.path.basename(written)),
+                      os.path.join(os.path.dirname(here), written)):
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def training_normalisers(result: common.Result) -> list:
+    """[P] each point's training normaliser (sharp-train-max's /points/params/normaliser of the
+    model its `checkpoint` FILE.h5#ID names), UNKNOWN_TRAINING when that file or model cannot be
+    read (e.g. the training file was not kept)."""
+    cache: dict = {}
+    out = []
+    for reference in result.params["checkpoint"]:
+        written, _, model = str(reference).rpartition("#")
+        if written not in cache:
+            found = _training_file(result.path, written)
+            table = {}
+            if found is not None:
+                try:
+                    with h5py.File(found, "r") as f:
+                        table = dict(zip(f["points/id"].asstr()[()],
+                                         f["points/params/normaliser"].asstr()[()]))
+                except (OSError, KeyError):
+                    table = {}
+            cache[written] = table
+        out.append(cache[written].get(model, UNKNOWN_TRAINING))
+    return out
+
+
+def load_eval_max_groups(path: str) -> dict:
+    """{training normaliser: EvalMax} for every training normaliser in the file, sorted by name."""
+    result = common.load_result(path, EXPERIMENT)
+    if len(result) == 0:
+        raise _bad(path, "no points; the run's grid was empty.")
+    result.require(params=("checkpoint",))
+    return {t: load_eval_max(path, train_normaliser=t) for t in sorted(set(training_normalisers(result)))}
+
+
+def load_eval_max(path: str, train_normaliser: str | None = None) -> EvalMax:
     """Read an eval-max file into cells, refusing files that cannot give an honest figure: not a
     complete eval-max file, missing metrics or per-sample arrays, non-finite values, per-sample
-    arrays that disagree with the stored counts, or models trained at different n mixed."""
+    arrays that disagree with the stored counts, or models trained at different n or with
+    different normalisers mixed (`train_normaliser` keeps the models trained with that one)."""
     result = common.load_result(path, EXPERIMENT)
     if len(result) == 0:
         raise _bad(path, "no points; the run's grid was empty.")
     result.require(params=("checkpoint", "n", "normaliser", "seed"),
                    metrics=("train_n", "train_seed"))
+    trained_with = training_normalisers(result)
+    if train_normaliser is None:
+        kinds = sorted(set(trained_with))
+        if len(kinds) > 1:
+            raise _bad(path, f"mixes models trained with normalisers {', '.join(kinds)}; they are "
+                             f"different remedies, not seeds of one. Read one of them "
+                             f"(load_eval_max(path, train_normaliser=...)) or all "
+                             f"(load_eval_max_groups).")
+        train_normaliser = kinds[0]
+    keep = [i for i in range(len(result)) if trained_with[i] == train_normaliser]
+    if not keep:
+        raise _bad(path, f"has no model trained with {train_normaliser!r} (it has "
+                         f"{', '.join(sorted(set(trained_with)))}).")
     lists = [split_normalisers(v) for v in result.params["normaliser"]]
     normalisers = []
-    for items in lists:
-        normalisers += [x for x in items if x not in normalisers]
+    for i in keep:
+        normalisers += [x for x in lists[i] if x not in normalisers]
     for x in normalisers:
         result.require(metrics=[f"{m}.{x}" for m in ("accuracy", "correct")], finite=False)
-        rows = [i for i, items in enumerate(lists) if x in items]
+        rows = [i for i in keep if x in lists[i]]
         for m in ("accuracy", "entropy", "weight_on_max"):
             if f"{m}.{x}" in result.metrics:
                 result.require_finite(f"/points/{m}.{x}", result.metrics[f"{m}.{x}"][rows])
 
-    train_ns = sorted({int(v) for v in result.metrics["train_n"]})
+    train_ns = sorted({int(result.metrics["train_n"][i]) for i in keep})
     if len(train_ns) != 1:
         raise _bad(path, f"mixes models trained at n = {', '.join(map(str, train_ns))}; their "
                          f"accuracies are not replicates of one experiment. Evaluate each training "
                          f"configuration into its own file.")
 
     grouped: dict = {}
-    order = sorted(range(len(result)), key=lambda i: (int(result.params["seed"][i]), i))
+    order = sorted(keep, key=lambda i: (int(result.params["seed"][i]), i))
     for i in order:
         key = (int(result.params["n"][i]), str(result.params["checkpoint"][i]))
         grouped.setdefault(key, []).append(i)
@@ -254,7 +320,7 @@ def load_eval_max(path: str) -> EvalMax:
         cells.setdefault(n, []).append(_read_cell(result, n, checkpoint, rows, lists))
     for n in cells:
         cells[n].sort(key=lambda c: (c.train_seed, c.checkpoint))
-    return EvalMax(result, normalisers, sorted(cells), cells, train_ns[0])
+    return EvalMax(result, normalisers, sorted(cells), cells, train_ns[0], train_normaliser)
 
 
 def _read_cell(result: common.Result, n: int, checkpoint: str, rows: list, lists: list) -> Cell:

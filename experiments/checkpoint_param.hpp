@@ -30,9 +30,10 @@ inline max_retrieval::TrainedModel load_max_retrieval_model(const std::string& r
   const auto params = point.file.params(point.id);
   auto integer = [&](const char* name) { return std::get<std::int64_t>(params.at(name)); };
   max_retrieval::TrainedModelConfig config;
-  config.model = {std::size_t(integer("width")), std::size_t(integer("depth"))};
   config.train_normaliser = std::get<std::string>(params.at("normaliser"));
   config.train_n = integer("train_n");
+  config.model = {std::size_t(integer("width")), std::size_t(integer("depth")), config.train_normaliser,
+                  std::size_t(config.train_n)};
   config.seed = integer("seed");
   return max_retrieval::trained_model(reference, config, point.file.arrays_with_prefix(point.id, "param."));
 }

@@ -28,17 +28,25 @@ using runner::Record;
 namespace {
 
 // The normalisers of a point: the spec text as given (it names the metrics, e.g. accuracy.adaptive)
-// and the parsed spec. Repeats (also in another spelling, softmax vs softmax:beta=1) are errors.
+// and the parsed spec. `trained` is the model's own training normaliser with its learned scalars
+// (the same metric names, accuracy.trained, for every model); without a model (validation) it is
+// only checked. Repeats (also in another spelling, softmax vs softmax:beta=1) are errors; `trained`
+// may coincide with a listed spec (it is a different question: what the model was trained with).
 struct NamedSpec {
   std::string name;
   norm::Spec spec;
 };
 
-std::vector<NamedSpec> parse_normaliser_list(const std::string& text) {
+std::vector<NamedSpec> parse_normaliser_list(const std::string& text, const max_retrieval::TrainedModel* model) {
   std::vector<NamedSpec> specs;
   std::set<std::string> seen;
   for (const std::string& item : runner::in_point_items(text)) {
     if (item.empty()) throw BadInput("empty normaliser in '" + text + "'");
+    if (item == kTrainedNormaliser) {
+      if (!seen.insert(item).second) throw BadInput("normaliser 'trained' is repeated");
+      specs.push_back({item, model ? model->trained : norm::parse_spec("softmax")});
+      continue;
+    }
     specs.push_back({item, norm::parse_spec(item)});
     if (!seen.insert(norm::format_spec(specs.back().spec)).second)
       throw BadInput("normaliser '" + item + "' is repeated");
@@ -55,7 +63,8 @@ public:
     return "Max retrieval, evaluation (docs/science.md#max-retrieval). Evaluates a trained model (--checkpoint FILE.h5 from sharp-train-max: "
            "every model in the file is one value of the checkpoint axis; FILE.h5#ID picks one) on `samples` fresh "
            "sets of n items, for every normaliser of --normaliser on the same samples (a list, comma- or "
-           "plus-separated, evaluated inside each point). Items stream in chunks, so memory is O(chunk) for the "
+           "plus-separated, evaluated inside each point; `trained` is each model's own training normaliser with its "
+           "learned scalars, docs/science.md#learned-scalars). Items stream in chunks, so memory is O(chunk) for the "
            "softmax family (softmax, ssmax, adaptive); other normalisers keep the n logits of a set. Metrics per "
            "normaliser X: accuracy.X with ci_low.X/ci_high.X (Wilson 95%), entropy.X, weight_on_max.X, beta.X; "
            "arrays: correct.X, entropy.X, beta.X per sample, map.X [map_samples, map_items], labels.";
@@ -65,8 +74,8 @@ public:
     runner::ParamSpec normaliser = runner::text_param(
         "normaliser", "softmax+adaptive", "head normalisers, compared on the same samples", {});
     normaliser.list = runner::ListRole::InsidePoint;
-    normaliser.allowed = "normaliser specs (docs/science.md#remedies)";
-    normaliser.check = normaliser_spec_error;
+    normaliser.allowed = "normaliser specs (docs/science.md#remedies), or `trained` (the model's own)";
+    normaliser.check = eval_normaliser_spec_error;
     return {
         checkpoint,
         runner::integer_param("n", "2^4..2^14", "items per set", 1).at_most(std::int64_t{1} << 24),
@@ -104,13 +113,13 @@ public:
   // Repeats in another spelling (softmax and softmax:beta=1) are one normaliser twice.
   void validate(const Point& p) const override {
     try {
-      parse_normaliser_list(p.text("normaliser"));
+      parse_normaliser_list(p.text("normaliser"), nullptr);
     } catch (const BadInput& e) {
       throw BadInput(std::string("--normaliser: ") + e.what());
     }
   }
   double estimated_cost(const Point& p) const override {
-    const double passes = 1.0 + double(parse_normaliser_list(p.text("normaliser")).size() > 1);
+    const double passes = 1.0 + double(parse_normaliser_list(p.text("normaliser"), nullptr).size() > 1);
     return passes * double(p.integer("samples")) * double(p.integer("n"));
   }
   std::string notes() const override {
@@ -125,7 +134,7 @@ public:
 
   Record run(const Point& p, runner::PointContext& ctx) const override {
     const max_retrieval::TrainedModel model = load_max_retrieval_model(p.text("checkpoint"));
-    const std::vector<NamedSpec> named = parse_normaliser_list(p.text("normaliser"));
+    const std::vector<NamedSpec> named = parse_normaliser_list(p.text("normaliser"), &model);
     std::vector<norm::Spec> specs;
     for (const NamedSpec& s : named) specs.push_back(s.spec);
     const std::size_t n = std::size_t(p.integer("n")), samples = std::size_t(p.integer("samples"));

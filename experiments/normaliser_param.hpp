@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/errors.hpp"
+#include "normalisers/learned_scalars.hpp"
 #include "normalisers/spec.hpp"
 #include "runners/value.hpp"
 
@@ -17,6 +18,25 @@ inline std::optional<std::string> normaliser_spec_error(const runner::Value& v) 
     return std::string("is not a normaliser spec: ") + e.what();
   }
   return std::nullopt;
+}
+
+// sharp-train-max's --normaliser: a spec that may learn scalars (docs/science.md#learned-scalars),
+// e.g. ssmax:s=learn, entmax:alpha=learn, asentmax:b=learn:gamma=learn.
+inline std::optional<std::string> learnable_normaliser_spec_error(const runner::Value& v) {
+  try {
+    norm::parse_learnable_spec(std::get<std::string>(v), 16);
+  } catch (const BadInput& e) {
+    return std::string("is not a normaliser spec: ") + e.what();
+  }
+  return std::nullopt;
+}
+
+// sharp-eval-max's in-point list item: a spec, or `trained` (the model's own training normaliser
+// with its learned scalars).
+inline constexpr const char* kTrainedNormaliser = "trained";
+inline std::optional<std::string> eval_normaliser_spec_error(const runner::Value& v) {
+  if (std::get<std::string>(v) == kTrainedNormaliser) return std::nullopt;
+  return normaliser_spec_error(v);
 }
 
 }  // namespace sharp

@@ -82,11 +82,21 @@ struct Curve {
 };
 
 // The names of the model's weight tensors for a point (param.<tensor> outputs).
+max_retrieval::ModelConfig model_config(const Point& p) {
+  return {std::size_t(p.integer("width")), std::size_t(p.integer("depth")), p.text("normaliser"),
+          std::size_t(p.integer("train_n"))};
+}
+
 std::vector<std::string> tensor_names(const Point& p) {
   std::vector<std::string> names;
-  const auto layout = max_retrieval::make_model_layout({std::size_t(p.integer("width")), std::size_t(p.integer("depth"))});
+  const max_retrieval::ModelLayout layout = max_retrieval::make_model_layout(model_config(p));
   for (const nn::TensorInfo& t : layout.params.tensors()) names.push_back(t.name);
   return names;
+}
+
+// The learned normaliser scalars of a point's spec (learned.<scalar> outputs; none for a fixed spec).
+std::vector<std::string> learned_scalar_names(const Point& p) {
+  return norm::parse_learnable_spec(p.text("normaliser"), std::size_t(p.integer("train_n"))).learned;
 }
 
 }  // namespace
@@ -104,8 +114,10 @@ public:
   std::vector<runner::ParamSpec> parameters() const override {
     runner::ParamSpec normaliser =
         runner::text_param("normaliser", "softmax", "normaliser of the attention head during training", {});
-    normaliser.allowed = "a normaliser spec (docs/science.md#remedies), e.g. softmax, adaptive, ssmax:s=1, entmax15";
-    normaliser.check = normaliser_spec_error;
+    normaliser.allowed = "a normaliser spec (docs/science.md#remedies), e.g. softmax, adaptive, ssmax:s=1, entmax15; "
+                         "`learn` for a number trains it (docs/science.md#learned-scalars): ssmax:s=learn, "
+                         "entmax:alpha=learn, asentmax:b=learn:gamma=learn";
+    normaliser.check = learnable_normaliser_spec_error;
     return {
         normaliser,
         runner::integer_param("train_n", "16", "items per training set", 1).at_most(std::int64_t{1} << 16),
@@ -141,10 +153,18 @@ public:
     out.push_back(array_real("step_accuracy", {"steps"}, "fraction", "training batch accuracy of every step"));
     out.push_back(array_integer("model_shape", {"5"}, "",
                                 "the model for sharp-eval-max: [item features, width, depth, head dimension d, classes]"));
+    // An array, not a metric: /points columns must be the same for every point of a file, and
+    // models with and without learned scalars share one training file.
+    runner::OutputSpec learned = array_real("learned.<scalar>", {"1"}, "",
+                                            "final value of a learned normaliser scalar (docs/science.md#learned-scalars)");
+    learned.items = learned_scalar_names;
+    learned.items_help = "one per learned scalar of the normaliser (e.g. learned.s for ssmax:s=learn; none for a fixed spec)";
+    out.push_back(learned);
     runner::OutputSpec param = array_real("param.<tensor>", {"..."}, "",
                                           "final weights of one tensor (float32 values stored as float64), in its own shape");
     param.items = tensor_names;
-    param.items_help = "one per weight tensor of the model, e.g. param.psi.0.weight [width, 11]";
+    param.items_help = "one per weight tensor of the model, e.g. param.psi.0.weight [width, 11]; a learned "
+                       "normaliser scalar's raw value is param.head.norm.<scalar> [1], the last tensor";
     out.push_back(param);
     return out;
   }
@@ -175,8 +195,7 @@ public:
 
   Record run(const Point& p, runner::PointContext& ctx) const override {
     max_retrieval::TrainConfig config;
-    config.model = {std::size_t(p.integer("width")), std::size_t(p.integer("depth"))};
-    config.normaliser = p.text("normaliser");
+    config.model = model_config(p);
     config.train_n = std::size_t(p.integer("train_n"));
     config.batch = std::size_t(p.integer("batch"));
     config.weight_decay = p.real("weight_decay");
@@ -242,6 +261,8 @@ public:
     r.set_count("correct", std::int64_t(std::llround(final_accuracy * double(eval_samples))));
     r.set("final_train_loss", curve.train_loss.back());
     r.set_count("parameters", std::int64_t(trainer.params().size()));
+    const norm::Spec bound = max_retrieval::bound_normaliser_spec(trainer.layout(), trainer.params().data());
+    for (const std::string& key : trainer.layout().normaliser.learned) r.set_array("learned." + key, std::vector<double>{bound.params.at(key)});
     // The target of docs/science.md#max-retrieval on the curve: the first evaluation at >= 98% ("first touched") and the first
     // from which every later evaluation stays >= 98% (-1: none).
     std::int64_t first98 = -1, stable98 = -1;

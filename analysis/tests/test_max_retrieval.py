@@ -391,3 +391,40 @@ def test_beta_polynomial_reads_both_protocols(files, tmp_path):
     with pytest.raises(common.ResultFileError, match="beta_star is not finite"):
         fig_beta_polynomial.make(str(broken), str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()
+
+
+# ---- models of different training normalisers are different remedies, never seeds of one
+
+
+def _training_file(path, normaliser_of_seed: dict):
+    """The two columns of a train-max file the analysis reads to learn each model's training
+    normaliser (ids as synthetic.write_eval_max names its checkpoints)."""
+    with h5py.File(path, "w") as f:
+        seeds = sorted(normaliser_of_seed)
+        f.create_dataset("points/id", data=[synthetic.point_id("train-max", {"seed": s}) for s in seeds],
+                         dtype=synthetic.STR)
+        f.create_dataset("points/params/normaliser", data=[normaliser_of_seed[s] for s in seeds],
+                         dtype=synthetic.STR)
+
+
+def test_models_are_grouped_by_training_normaliser(tmp_path):
+    path = tmp_path / "eval-max.h5"
+    synthetic.write_eval_max(path, ns=(16, 64), train_seeds=(1, 2, 3, 4), samples=8)
+    # Without the training file every model is of one unknown kind: read as before.
+    assert mr.load_eval_max(str(path)).train_normaliser == mr.UNKNOWN_TRAINING
+    _training_file(tmp_path / "train-max.h5", {1: "softmax", 2: "ssmax:s=learn", 3: "softmax",
+                                               4: "ssmax:s=learn"})
+    with pytest.raises(common.ResultFileError, match="different remedies, not seeds"):
+        mr.load_eval_max(str(path))
+    groups = mr.load_eval_max_groups(str(path))
+    assert list(groups) == ["softmax", "ssmax:s=learn"]
+    assert groups["softmax"].train_seeds == [1, 3]
+    assert groups["ssmax:s=learn"].train_seeds == [2, 4]
+    assert all(g.models(16) == 2 for g in groups.values())
+    only = mr.load_eval_max(str(path), train_normaliser="softmax")
+    assert only.train_normaliser == "softmax" and only.train_seeds == [1, 3]
+    with pytest.raises(common.ResultFileError, match="no model trained with 'sparsemax'"):
+        mr.load_eval_max(str(path), train_normaliser="sparsemax")
+    # One kind of model: read without naming it.
+    _training_file(tmp_path / "train-max.h5", {s: "entmax15" for s in (1, 2, 3, 4)})
+    assert mr.load_eval_max(str(path)).train_normaliser == "entmax15"

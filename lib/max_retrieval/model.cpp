@@ -1,5 +1,7 @@
 #include "max_retrieval/model.hpp"
 
+#include <cstdint>
+
 namespace sharp::max_retrieval {
 
 ModelLayout make_model_layout(const ModelConfig& config) {
@@ -13,8 +15,34 @@ ModelLayout make_model_layout(const ModelConfig& config) {
   m.W_K = m.params.add("head.W_K", {d, W}, W);
   m.W_V = m.params.add("head.W_V", {d, W}, W);
   m.phi = nn::add_mlp(m.params, "phi", {d, W, kClasses, config.depth});
+  m.decay_size = m.params.size();
+  m.normaliser = norm::parse_learnable_spec(config.normaliser, config.train_n);
+  for (const std::string& p : m.normaliser.learned) m.scalars.push_back(m.params.add("head.norm." + p, {1}, 1));
   return m;
 }
+
+namespace {
+
+template <class T>
+void init_any(const ModelLayout& layout, T* params, std::uint64_t key) {
+  nn::lecun_normal_init(layout.params, params, key);
+  for (std::size_t i = 0; i < layout.scalars.size(); ++i)
+    params[layout.scalars[i]] = T(norm::learned_initial_raw(layout.normaliser, i, layout.config.train_n));
+}
+
+}  // namespace
+
+void init_model_parameters(const ModelLayout& layout, float* params, std::uint64_t key) { init_any(layout, params, key); }
+void init_model_parameters(const ModelLayout& layout, double* params, std::uint64_t key) { init_any(layout, params, key); }
+
+template <class T>
+norm::Spec bound_normaliser_spec(const ModelLayout& layout, const T* params) {
+  std::vector<double> raw;
+  for (std::size_t offset : layout.scalars) raw.push_back(double(params[offset]));
+  return norm::bind(layout.normaliser, raw.data());
+}
+template norm::Spec bound_normaliser_spec<float>(const ModelLayout&, const float*);
+template norm::Spec bound_normaliser_spec<double>(const ModelLayout&, const double*);
 
 template <class T>
 nn::CrossEntropyTotals model_forward(const ModelLayout& layout, const norm::Normaliser& normaliser, const T* params,
@@ -45,8 +73,17 @@ void model_backward(const ModelLayout& layout, const norm::Normaliser& normalise
   nn::mlp_backward(cache.dz.data(), grads, cache.dlogits.data(), cache.z.data(), layout.phi, params, B, cache.phi);
   const nn::HeadWeights<T> w{params + layout.W_Q, params + layout.W_K, params + layout.W_V};
   const nn::HeadGrads<T> g{grads + layout.W_Q, grads + layout.W_K, grads + layout.W_V};
+  const std::size_t P = layout.scalars.empty() ? 0 : normaliser.parameter_names().size();
+  cache.dnorm.assign(B * P, 0.0);
   nn::head_backward(cache.dh.data(), cache.dhq.data(), g, cache.dz.data(), cache.h.data(), cache.hq.data(), w,
-                    layout.head, normaliser, B, n, cache.head);
+                    layout.head, normaliser, B, n, cache.head, P ? cache.dnorm.data() : nullptr);
+  // Learned scalars: per-sample gradients summed in sample order, times d value / d raw.
+  for (std::size_t i = 0; i < layout.scalars.size(); ++i) {
+    double sum = 0.0;
+    for (std::size_t b = 0; b < B; ++b) sum += cache.dnorm[b * P + layout.normaliser.index[i]];
+    T& gi = grads[layout.scalars[i]];
+    gi = T(double(gi) + sum * norm::learned_derivative(layout.normaliser, i, double(params[layout.scalars[i]])));
+  }
   // The inputs need no gradient (dx = nullptr skips the first layers' input GEMMs).
   nn::mlp_backward<T>(nullptr, grads, cache.dhq.data(), batch.query.data(), layout.query, params, B, cache.query);
   nn::mlp_backward<T>(nullptr, grads, cache.dh.data(), batch.items.data(), layout.psi, params, B * n, cache.psi);

@@ -29,6 +29,7 @@ TrainedModel trained_model(const std::string& name, const TrainedModelConfig& co
       m.params[t.offset + j] = v;
     }
   }
+  m.trained = bound_normaliser_spec(m.layout, m.params.data());
   return m;
 }
 

@@ -15,21 +15,32 @@ namespace {
 
 std::size_t chunk_count(std::size_t samples, std::size_t chunk) { return (samples + chunk - 1) / chunk; }
 
+// The model's training length is the trainer's (ssmax:s=learn starts at 1/ln train_n).
+TrainConfig with_model_train_n(TrainConfig config) {
+  config.model.train_n = config.train_n;
+  return config;
+}
+
 }  // namespace
 
 Trainer::Trainer(const TrainConfig& config, std::uint64_t init_key, std::uint64_t data_key, int threads)
-    : config_(config),
-      layout_(make_model_layout(config.model)),
-      normaliser_(norm::make_normaliser(config.normaliser)),
+    : config_(with_model_train_n(config)),
+      layout_(make_model_layout(config_.model)),
       data_key_(data_key),
       threads_(std::max(1, threads)),
       params_(layout_.params.size()),
       grads_(layout_.params.size()),
       chunk_grads_(chunk_count(config.batch, kChunkSamples), std::vector<float>(layout_.params.size())),
       workspaces_(std::size_t(threads_)),
-      optimizer_(nn::AdamWConfig{0.9, 0.999, 1e-8, config.weight_decay}, layout_.params.size()) {
+      optimizer_(nn::AdamWConfig{0.9, 0.999, 1e-8, config.weight_decay, layout_.decay_size}, layout_.params.size()) {
   if (config.batch == 0 || config.train_n == 0) throw BadInput("training needs batch >= 1 and train_n >= 1");
-  nn::lecun_normal_init(layout_.params, params_.data(), init_key);
+  init_model_parameters(layout_, params_.data(), init_key);
+  bind_normaliser();
+}
+
+void Trainer::bind_normaliser() {
+  if (!normaliser_ || !layout_.scalars.empty())
+    normaliser_ = norm::make_normaliser(bound_normaliser_spec(layout_, params_.data()));
 }
 
 // Runs body(chunk, workspace) for every chunk in parallel; rethrows the error of the lowest failing
@@ -42,6 +53,7 @@ void Trainer::for_each_chunk(std::size_t chunks, ChunkBody&& body) {
 }
 
 StepStats Trainer::step() {
+  bind_normaliser();   // the scalars may have been set from a checkpoint
   const std::int64_t step = steps_done();
   const std::size_t B = config_.batch, P = params_.size();
   const std::size_t chunks = chunk_grads_.size();
@@ -69,6 +81,7 @@ StepStats Trainer::step() {
 }
 
 Evaluation Trainer::evaluate(std::uint64_t set_key, std::size_t samples, std::size_t n) {
+  bind_normaliser();
   const std::size_t chunks = chunk_count(samples, kChunkSamples);
   std::vector<nn::CrossEntropyTotals> totals(chunks);
   for_each_chunk(chunks, [&](std::size_t c, Workspace& ws) {

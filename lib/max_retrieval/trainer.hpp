@@ -24,9 +24,8 @@ namespace sharp::max_retrieval {
 inline constexpr std::size_t kChunkSamples = 16;
 
 struct TrainConfig {
-  ModelConfig model;
-  std::string normaliser = "softmax";   // spec text of the head's normaliser during training
-  std::size_t train_n = 16;             // items per training set
+  ModelConfig model;                    // model.normaliser: the head's spec during training
+  std::size_t train_n = 16;             // items per training set (also model.train_n)
   std::size_t batch = 128;
   double weight_decay = 1e-3;
   double clip = 0.0;                    // global-norm clipping threshold; 0 = off
@@ -60,6 +59,7 @@ class Trainer {
 
   const ModelLayout& layout() const { return layout_; }
   const TrainConfig& config() const { return config_; }
+  // The head's normaliser with the current learned scalars.
   const norm::Normaliser& normaliser() const { return *normaliser_; }
   // Parameters [layout().params.size()] and optimizer state, e.g. for checkpoints.
   std::vector<float>& params() { return params_; }
@@ -72,6 +72,7 @@ class Trainer {
     Batch<float> batch;
     ModelCache<float> cache;
   };
+  void bind_normaliser();   // rebuilds normaliser_ from the learned scalars in params_
   template <class ChunkBody>
   void for_each_chunk(std::size_t chunks, ChunkBody&& body);
 

@@ -29,7 +29,7 @@ void head_forward(T* z, const T* h, const T* hq, const HeadWeights<T>& w, const 
 template <class T>
 void head_backward(T* dh, T* dhq, const HeadGrads<T>& g, const T* dz, const T* h, const T* hq,
                    const HeadWeights<T>& w, const HeadShape& shape, const norm::Normaliser& normaliser, std::size_t B,
-                   std::size_t n, HeadCache<T>& cache) {
+                   std::size_t n, HeadCache<T>& cache, double* grad_params) {
   const std::size_t W = shape.width, d = shape.d;
   const T inv_sqrt_d = T(1.0 / std::sqrt(double(d)));
   cache.dalpha.resize(B * n);
@@ -44,7 +44,7 @@ void head_backward(T* dh, T* dhq, const HeadGrads<T>& g, const T* dz, const T* h
   for (std::size_t b = 0; b < B; ++b)                                                  // dα_b = h_b dc_b
     gemv(Trans::No, n, W, T(1), h + b * n * W, cache.dc.data() + b * W, T(0), cache.dalpha.data() + b * n);
   // α = normaliser(e)
-  normaliser.backward(cache.e.data(), cache.alpha.data(), cache.dalpha.data(), cache.de.data(), nullptr, B, n);
+  normaliser.backward(cache.e.data(), cache.alpha.data(), cache.dalpha.data(), cache.de.data(), grad_params, B, n);
   // e_b = h_b u_b
   for (std::size_t b = 0; b < B; ++b)                                                  // du_b = h_bᵀ de_b
     gemv(Trans::Yes, n, W, T(1), h + b * n * W, cache.de.data() + b * n, T(0), cache.du.data() + b * W);
@@ -71,9 +71,9 @@ template void head_forward<double>(double*, const double*, const double*, const 
                                    HeadCache<double>&);
 template void head_backward<float>(float*, float*, const HeadGrads<float>&, const float*, const float*, const float*,
                                    const HeadWeights<float>&, const HeadShape&, const norm::Normaliser&, std::size_t,
-                                   std::size_t, HeadCache<float>&);
+                                   std::size_t, HeadCache<float>&, double*);
 template void head_backward<double>(double*, double*, const HeadGrads<double>&, const double*, const double*,
                                     const double*, const HeadWeights<double>&, const HeadShape&,
-                                    const norm::Normaliser&, std::size_t, std::size_t, HeadCache<double>&);
+                                    const norm::Normaliser&, std::size_t, std::size_t, HeadCache<double>&, double*);
 
 }  // namespace sharp::nn

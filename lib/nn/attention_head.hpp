@@ -5,7 +5,8 @@
 //   u = W_Kᵀ W_Q h_q / √d,  e_i = u · h_i,  c = Σ_i α_i h_i,  z = W_V c.
 // Shapes (B samples, n items each, item/query width W, head dimension d):
 //   h [B, n, W] item features, hq [B, W] query features, W_Q, W_K, W_V [d, W], z [B, d].
-// The normaliser's own parameters (e.g. softmax's beta) are fixed here, not learned.
+// The normaliser's own parameters (e.g. softmax's beta) are fixed in the forward; the backward can
+// return their per-sample gradients (grad_params) for a caller that learns them.
 #include <cstddef>
 #include <vector>
 
@@ -49,10 +50,12 @@ void head_forward(T* z, const T* h, const T* hq, const HeadWeights<T>& w, const 
                   const norm::Normaliser& normaliser, std::size_t B, std::size_t n, HeadCache<T>& cache);
 
 // Writes dh [B, n, W] and dhq [B, W] (either may be nullptr to skip it); accumulates (+=) the weight
-// gradients. cache must hold the forward of these inputs.
+// gradients; writes grad_params [B, P] (P = normaliser.parameter_names().size(); nullptr skips it),
+// the gradient of every sample's loss with respect to the normaliser's own parameters. cache must
+// hold the forward of these inputs.
 template <class T>
 void head_backward(T* dh, T* dhq, const HeadGrads<T>& g, const T* dz, const T* h, const T* hq,
                    const HeadWeights<T>& w, const HeadShape& shape, const norm::Normaliser& normaliser, std::size_t B,
-                   std::size_t n, HeadCache<T>& cache);
+                   std::size_t n, HeadCache<T>& cache, double* grad_params = nullptr);
 
 }  // namespace sharp::nn

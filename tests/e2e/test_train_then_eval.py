@@ -102,5 +102,50 @@ class TrainThenEval(ResultDirCase):
                 self.assertFalse(os.path.exists(out))
 
 
+class TrainedNormaliser(ResultDirCase):
+    """A model trained with a learned scalar (docs/science.md#learned-scalars): its training
+    normaliser and the scalar survive the model file, and `trained` in the evaluation list is each
+    model's own normaliser (the same metric names for every model)."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.models = cls.class_path("learned.h5")
+        run("sharp-train-max", "--width", "16", "--batch", "32", "--lr", "1e-2", "--steps", "40",
+            "--eval-every", "20", "--eval-samples", "64", "--normaliser", "ssmax:s=learn,entmax15",
+            "--out", cls.models, "--quiet", check=0)
+
+    def test_learned_scalar_round_trip_and_trained_resolves_per_model(self):
+        with h5py.File(self.models, "r") as f:
+            ids = list(f["points/id"].asstr()[()])
+            trained_with = list(f["points/params/normaliser"].asstr()[()])
+            ssmax = ids[trained_with.index("ssmax:s=learn")]
+            entmax = ids[trained_with.index("entmax15")]
+            raw = f["arrays"][ssmax]["param.head.norm.s"][()]
+            self.assertEqual(raw.shape, (1,))
+            self.assertNotEqual(raw[0], np.float32(1 / np.log(16)))   # it moved from 1/ln 16
+            s = f["arrays"][ssmax]["learned.s"][()][0]
+            self.assertEqual(s, raw[0])                                # s is the raw value itself
+            self.assertNotIn("learned.s", f["arrays"][entmax])
+            self.assertNotIn("param.head.norm.s", f["arrays"][entmax])
+        out = self.path("e.h5")
+        fixed = f"ssmax:s={float(s)!r}"
+        run("sharp-eval-max", "--checkpoint", self.models, "--n", "16,256", "--samples", "32",
+            "--normaliser", f"trained+entmax15+{fixed}", "--out", out, "--quiet", check=0)
+        with h5py.File(out, "r") as f:
+            ckpt = [c.rsplit("#", 1)[1] for c in f["points/params/checkpoint"].asstr()[()]]
+            pids = list(f["points/id"].asstr()[()])
+            for i, model in enumerate(ckpt):
+                arr = f["arrays"][pids[i]]
+                same = f"correct.{fixed}" if model == ssmax else "correct.entmax15"
+                np.testing.assert_array_equal(arr["correct.trained"][()], arr[same][()])
+                same_weight = same.replace("correct.", "weight_on_max.")
+                np.testing.assert_allclose(arr["weight_on_max.trained"][()], arr[same_weight][()],
+                                           rtol=1e-12)
+        # `trained` is a word of the list, checked like a spec.
+        run("sharp-eval-max", "--checkpoint", self.models, "--normaliser", "trained+trained",
+            "--dry-run", check=2)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -1,6 +1,8 @@
 // The whole max-retrieval model (docs/science.md#max-retrieval) on a tiny instance: the backward of the batch-mean
 // cross-entropy against central finite differences (double) for every parameter tensor, for
-// several normalisers and depths; the float32 path against the double path; the layout.
+// several normalisers and depths; learned normaliser scalars (docs/science.md#learned-scalars) the same way;
+// the float32 path against the double path; the layout.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -10,6 +12,7 @@
 #include "support/finite_differences.hpp"
 
 #include "max_retrieval/cost.hpp"
+#include "core/errors.hpp"
 #include "max_retrieval/model.hpp"
 
 namespace {
@@ -56,6 +59,65 @@ TEST_P(ModelGradients, EveryParameterTensorAgainstFiniteDifferences) {
 INSTANTIATE_TEST_SUITE_P(Tiny, ModelGradients,
                          ::testing::Values(Case{"softmax", 1}, Case{"softmax", 2}, Case{"adaptive", 1},
                                            Case{"ssmax:s=1.5", 1}, Case{"entmax15", 2}));
+
+// Learned scalars: the forward binds them from the buffer, so the loss is rebuilt from params each
+// time; every tensor (the scalars last) against central differences, away from the initial raw
+// values (gamma' = 0 would make tanh's curvature vanish there).
+class LearnedScalarGradients : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(LearnedScalarGradients, ScalarsAndWeightsAgainstFiniteDifferences) {
+  const ModelLayout layout = make_model_layout({6, 1, GetParam(), 5});
+  ASSERT_FALSE(layout.scalars.empty());
+  Batch<double> batch;
+  generate_batch(batch, 3, 5, 0, [](std::int64_t i) { return set_sample_key(99, i); });
+  std::vector<double> params(layout.params.size());
+  init_model_parameters(layout, params.data(), 1234);
+  for (std::size_t i = 0; i < layout.scalars.size(); ++i) params[layout.scalars[i]] += 0.3 + 0.2 * double(i);
+  ModelCache<double> cache;
+  const double scale = 1.0 / double(batch.size);
+  auto loss = [&] {
+    const auto normaliser = sharp::norm::make_normaliser(bound_normaliser_spec(layout, params.data()));
+    return scale * model_forward(layout, *normaliser, params.data(), batch, cache).loss_sum;
+  };
+  loss();
+  std::vector<double> grads(params.size(), 0.0);
+  const auto normaliser = sharp::norm::make_normaliser(bound_normaliser_spec(layout, params.data()));
+  model_backward(layout, *normaliser, params.data(), grads.data(), batch, cache, scale);
+  for (const auto& t : layout.params.tensors()) {
+    const auto which = sharp::test::coordinates(t.offset, t.size());
+    EXPECT_TRUE(sharp::test::gradient_agrees(grads.data(), which,
+                                             sharp::test::numeric_gradient(params.data(), which, loss), kTolerance,
+                                             std::string(GetParam()) + " " + t.name));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Tiny, LearnedScalarGradients,
+                         ::testing::Values("ssmax:s=learn", "entmax:alpha=learn", "asentmax:b=learn:gamma=learn",
+                                           "asentmax:b=learn:gamma=0.5"));
+
+// The learned scalars are the last tensors, so a seed gives every remedy the same initial weights;
+// weight decay stops before them; the initial raw values are those of normalisers/learned_scalars.hpp.
+TEST(Model, LearnedScalarsArePlacedLast) {
+  const ModelLayout plain = make_model_layout({16, 1, "softmax", 16});
+  const ModelLayout learned = make_model_layout({16, 1, "asentmax:b=learn:gamma=learn", 16});
+  EXPECT_TRUE(plain.scalars.empty());
+  EXPECT_EQ(plain.decay_size, plain.params.size());
+  ASSERT_EQ(learned.scalars.size(), 2u);
+  EXPECT_EQ(learned.params.tensors().back().name, "head.norm.gamma");
+  EXPECT_EQ(learned.scalars[0], plain.params.size());
+  EXPECT_EQ(learned.decay_size, plain.params.size());
+  std::vector<float> a(plain.params.size()), b(learned.params.size());
+  init_model_parameters(plain, a.data(), 7);
+  init_model_parameters(learned, b.data(), 7);
+  EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin()));
+  EXPECT_EQ(b[learned.scalars[0]], 0.0f);   // b' = 0: b = ln 2
+  const ModelLayout ssmax = make_model_layout({16, 1, "ssmax:s=learn", 16});
+  std::vector<float> c(ssmax.params.size());
+  init_model_parameters(ssmax, c.data(), 7);
+  EXPECT_FLOAT_EQ(c.back(), float(1.0 / std::log(16.0)));
+  EXPECT_NEAR(bound_normaliser_spec(ssmax, c.data()).params.at("s"), 1.0 / std::log(16.0), 1e-7);
+  EXPECT_THROW(make_model_layout({16, 1, "softmax:beta=learn", 16}), sharp::BadInput);
+}
 
 TEST(Model, FloatPathAgreesWithDoublePath) {
   const ModelLayout layout = make_model_layout({32, 1});

@@ -1,6 +1,7 @@
 // The max-retrieval trainer: bit-identical results for any thread count (fixed batch chunks summed
 // in order), a restart from (weights, AdamW state, step) continues exactly, and a fast deterministic
 // smoke training of a tiny model reaches high in-distribution accuracy.
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -92,5 +93,32 @@ TEST(Trainer, SmokeTrainingOfATinyModelReachesHighAccuracy) {
   EXPECT_LT(before, 0.3);
   EXPECT_GE(after.accuracy(), 0.97) << "loss " << after.loss;
 }
+
+}  // namespace
+
+namespace {
+
+// Every remedy trained into the head (docs/science.md#remedies): a short training is bit-identical
+// for 1 and 2 threads, the loss is finite, and a learned scalar moves from its initial raw value.
+class RemedyTraining : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RemedyTraining, ShortTrainingIsDeterministicAndLearnsItsScalars) {
+  TrainConfig c = tiny_config(4);
+  c.model.normaliser = GetParam();
+  Trainer one(c, 11, 22, 1), two(c, 11, 22, 2);
+  const std::vector<float> initial = one.params();
+  for (int s = 0; s < 4; ++s) {
+    EXPECT_TRUE(std::isfinite(one.step().loss));
+    two.step();
+  }
+  EXPECT_TRUE(same_bits(one.params(), two.params()));
+  for (std::size_t offset : one.layout().scalars) EXPECT_NE(one.params()[offset], initial[offset]) << GetParam();
+  EXPECT_EQ(one.evaluate(5, 50, 12).correct, two.evaluate(5, 50, 12).correct);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryRemedy, RemedyTraining,
+                         ::testing::Values("softmax", "adaptive", "ssmax:s=learn", "entmax15", "sparsemax",
+                                           "entmax:alpha=learn", "asentmax:b=learn:gamma=learn", "stieltjes:q=2",
+                                           "stieltjes:q=4"));
 
 }  // namespace
