@@ -1,6 +1,7 @@
 // A trained max-retrieval model rebuilt from named arrays (what the result reader returns): every
 // tensor of the layout is placed at its offset; a missing, misshapen, integer or non-float32 tensor
 // is refused naming the model and the tensor.
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include "core/errors.hpp"
@@ -68,3 +69,25 @@ TEST(TrainedModel, BadTensorsAreRefusedByName) {
   std::get<std::vector<double>>(t[first].data)[0] = 0.1;  // not a float32 value
   EXPECT_EQ(error_of(t), "tensor " + first + " of model 'f.h5#id' holds a value that is not a finite float32");
 }
+
+namespace {
+
+// A model trained with a learned scalar: its raw value is the last tensor, and `trained` binds it.
+TEST(TrainedModel, LearnedScalarIsReadAndBound) {
+  TrainedModelConfig c = config();
+  c.train_normaliser = "asentmax:b=learn:gamma=0.5";
+  c.model.normaliser = c.train_normaliser;
+  c.model.train_n = 16;
+  std::map<std::string, ShapedArray> weights;
+  const ModelLayout layout = make_model_layout(c.model);
+  for (const nn::TensorInfo& t : layout.params.tensors()) weights[t.name] = ShapedArray{t.shape, std::vector<double>(t.size(), 0.25)};
+  weights["head.norm.b"] = ShapedArray{{1}, std::vector<double>{-1.5}};
+  const TrainedModel m = trained_model("x.h5#a", c, weights);
+  EXPECT_EQ(m.params.back(), -1.5f);
+  EXPECT_DOUBLE_EQ(m.trained.params.at("b"), std::log1p(std::exp(-1.5)));   // b = softplus(b')
+  EXPECT_DOUBLE_EQ(m.trained.params.at("gamma"), 0.5);
+  weights.erase("head.norm.b");
+  EXPECT_THROW(trained_model("x.h5#a", c, weights), sharp::BadInput);
+}
+
+}  // namespace
