@@ -67,6 +67,8 @@ public:
            "learned scalars, docs/science.md#learned-scalars). Items stream in chunks, so memory is O(chunk) for the "
            "softmax family (softmax, ssmax, adaptive); other normalisers keep the n logits of a set. Metrics per "
            "normaliser X: accuracy.X with ci_low.X/ci_high.X (Wilson 95%), entropy.X, weight_on_max.X, beta.X; "
+           "per point the error taken apart: oracle_rate (weight 1 on the true maximum reads the right class) and "
+           "ranking_rate (the highest logit is on the true maximum); "
            "arrays: correct.X, entropy.X, beta.X per sample, map.X [map_samples, map_items], labels.";
   }
   std::vector<runner::ParamSpec> parameters() const override {
@@ -98,7 +100,13 @@ public:
         metric_real("entropy.<normaliser>", "nats", "head entropy, mean over the samples"),
         metric_real("weight_on_max.<normaliser>", "probability", "head weight on the true maximum, mean over the samples"),
         metric_real("beta.<normaliser>", "", "inverse temperature the head used, mean over the samples (1 for plain softmax)"),
+        metric_real("oracle_rate", "fraction",
+                    "samples whose output MLP, given attention weight 1 on the true maximum, reads the right class"),
+        metric_real("ranking_rate", "fraction",
+                    "samples whose highest head logit is on the true maximum (the ceiling of any normaliser that keeps the argmax)"),
         array_integer("labels", {"samples"}, "class", "true class of each sample"),
+        array_integer("oracle", {"samples"}, "0 or 1", "1 when weight 1 on the true maximum gives the right class"),
+        array_integer("ranking", {"samples"}, "0 or 1", "1 when the highest head logit is on the true maximum"),
         array_integer("correct.<normaliser>", {"samples"}, "0 or 1", "1 when the sample is classified correctly (for McNemar)"),
         array_real("entropy.<normaliser>", {"samples"}, "nats", "head entropy of each sample"),
         array_real("beta.<normaliser>", {"samples"}, "", "inverse temperature of each sample"),
@@ -162,6 +170,8 @@ public:
     done.save(r);
     r.set_count("train_n", model.train_n);
     r.set_count("train_seed", model.seed);
+    r.set("oracle_rate", mean(done.oracle));
+    r.set("ranking_rate", mean(done.ranking));
     for (std::size_t k = 0; k < named.size(); ++k) {
       const std::string& x = named[k].name;
       std::int64_t correct = 0;
@@ -181,9 +191,10 @@ public:
 
 private:
   // Mean in sample order (deterministic).
-  static double mean(const std::vector<double>& v) {
+  template <class T>
+  static double mean(const std::vector<T>& v) {
     double sum = 0.0;
-    for (double a : v) sum += a;
+    for (T a : v) sum += double(a);
     return v.empty() ? 0.0 : sum / double(v.size());
   }
 
@@ -192,7 +203,7 @@ private:
   // the final reshape).
   struct PerSample {
     std::vector<std::string> names;
-    std::vector<std::int64_t> labels;
+    std::vector<std::int64_t> labels, oracle, ranking;
     std::vector<std::vector<std::int64_t>> correct;
     std::vector<std::vector<double>> entropy, beta, weight, map;
 
@@ -204,6 +215,8 @@ private:
     void append(const std::vector<max_retrieval::SampleResult>& results) {
       for (const auto& res : results) {
         labels.push_back(res.label);
+        oracle.push_back(res.oracle);
+        ranking.push_back(res.ranking);
         for (std::size_t k = 0; k < names.size(); ++k) {
           const auto& o = res.outcomes[k];
           correct[k].push_back(o.prediction == res.label);
@@ -216,6 +229,8 @@ private:
     }
     void save(runner::NamedValues& r) const {
       r.set_array("labels", labels);
+      r.set_array("oracle", oracle);
+      r.set_array("ranking", ranking);
       for (std::size_t k = 0; k < names.size(); ++k) {
         const std::string& x = names[k];
         r.set_array("correct." + x, correct[k]);
@@ -227,6 +242,8 @@ private:
     }
     void load(const runner::CheckpointState& r) {
       labels = r.counts("labels");
+      oracle = r.counts("oracle");
+      ranking = r.counts("ranking");
       for (std::size_t k = 0; k < names.size(); ++k) {
         const std::string& x = names[k];
         correct[k] = r.counts("correct." + x);

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 
 #include "core/errors.hpp"
@@ -136,6 +137,9 @@ SampleResult StreamingEvaluator::run(std::uint64_t key, std::size_t n, std::size
   SampleResult result;
   float best_priority = -1.0f;
   float best_logit = 0.0f;
+  float top_logit = -std::numeric_limits<float>::infinity();
+  std::size_t top_index = 0;
+  std::vector<float> h_max(W);   // ψ of the true maximum, for the oracle
   TopItems top;
   top.capacity = std::min(map_items, n);
   for (std::size_t first = 0; first < n; first += C) {
@@ -147,6 +151,11 @@ SampleResult StreamingEvaluator::run(std::uint64_t key, std::size_t n, std::size
         result.argmax = std::int32_t(first + j);
         result.label = ws.classes[j];
         best_logit = ws.e[j];
+        std::copy_n(ws.h.data() + j * W, W, h_max.data());
+      }
+      if (ws.e[j] > top_logit) {
+        top_logit = ws.e[j];
+        top_index = first + j;
       }
       top.offer(ws.priorities[j], first + j, ws.e[j]);
     }
@@ -192,8 +201,12 @@ SampleResult StreamingEvaluator::run(std::uint64_t key, std::size_t n, std::size
     }
   }
 
-  // Outputs: c [K, W] = Σ α_i h_i per normaliser → z = c W_Vᵀ → φ → logits [K, 10].
-  std::vector<float> c(K * W), z(K * d), logits(K * kClasses);
+  result.ranking = top_index == std::size_t(result.argmax);
+
+  // Outputs: c [K + 1, W] = Σ α_i h_i per normaliser, then the oracle's ψ(true maximum) → z = c W_Vᵀ
+  // → φ → logits [K + 1, 10].
+  std::vector<float> c((K + 1) * W), z((K + 1) * d), logits((K + 1) * kClasses);
+  std::copy(h_max.begin(), h_max.end(), c.begin() + std::ptrdiff_t(K * W));
   result.outcomes.resize(K);
   std::size_t f = 0;
   for (std::size_t k = 0; k < K; ++k) {
@@ -214,8 +227,10 @@ SampleResult StreamingEvaluator::run(std::uint64_t key, std::size_t n, std::size
       for (const auto& t : top.entries) o.map.push_back(acc[k].weight(t.logit));
     }
   }
-  nn::gemm(nn::Trans::No, nn::Trans::Yes, K, d, W, 1.0f, c.data(), P + layout_.W_V, 0.0f, z.data());
-  nn::mlp_forward(logits.data(), z.data(), layout_.phi, P, K, ws.phi);
+  nn::gemm(nn::Trans::No, nn::Trans::Yes, K + 1, d, W, 1.0f, c.data(), P + layout_.W_V, 0.0f, z.data());
+  nn::mlp_forward(logits.data(), z.data(), layout_.phi, P, K + 1, ws.phi);
+  const float* oracle = logits.data() + K * kClasses;
+  result.oracle = std::max_element(oracle, oracle + kClasses) - oracle == result.label;
   for (std::size_t k = 0; k < K; ++k) {
     NormaliserOutcome& o = result.outcomes[k];
     const float* l = logits.data() + k * kClasses;

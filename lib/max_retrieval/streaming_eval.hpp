@@ -35,7 +35,10 @@ struct NormaliserOutcome {
 
 struct SampleResult {
   std::int32_t label = 0;
-  std::int32_t argmax = 0;     // index of the highest-priority item
+  std::int32_t argmax = 0;     // index of the highest-priority item (the true maximum)
+  // The error taken apart (docs/science.md#max-retrieval), events that do not depend on the normaliser:
+  bool oracle = false;         // φ(W_V ψ(true maximum)) reads the label: attention weight 1 on it suffices
+  bool ranking = false;        // the highest head logit (first, on a tie) is on the true maximum
   std::vector<NormaliserOutcome> outcomes;   // one per normaliser, in the evaluator's order
 };
 
