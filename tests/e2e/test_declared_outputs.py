@@ -25,8 +25,12 @@ TINY = {
     "eval-max": ["--n", "16", "--samples", "8", "--map-samples", "2", "--normaliser", "softmax,adaptive"],
     "fit-adaptive": ["--n-min", "16", "--n-max", "32", "--samples", "8", "--bins", "5"],
     "transformer-dispersion": ["--layers", "1", "--heads", "2", "--d-model", "8", "--vocab", "8", "--n", "8,16"],
+    "train-text": ["--layers", "1", "--heads", "2", "--d-model", "8", "--batch", "2", "--steps", "4", "--warmup", "1",
+                   "--eval-every", "2", "--eval-samples", "2", "--lengths", "4"],
+    "eval-text": ["--length", "4", "--samples", "2", "--normaliser", "trained,adaptive"],
 }
-NEEDS_MODEL = {"eval-max", "fit-adaptive"}
+# The experiments that read a trained model, and the trainer that makes it.
+NEEDS_MODEL = {"eval-max": "train-max", "fit-adaptive": "train-max", "eval-text": "train-text"}
 
 
 class DeclaredOutputs(ResultDirCase):
@@ -39,9 +43,10 @@ class DeclaredOutputs(ResultDirCase):
     def args(self, exp):
         extra = []
         if exp in NEEDS_MODEL:
-            model = self.path("model.h5")
+            trainer = NEEDS_MODEL[exp]
+            model = self.path(f"model-{trainer}.h5")
             if not os.path.exists(model):
-                run("sharp-train-max", *TINY["train-max"], "--out", model, "--quiet", check=0)
+                run(f"sharp-{trainer}", *TINY[trainer], "--out", model, "--quiet", check=0)
             extra = ["--checkpoint", model]
         return [*TINY[exp], *extra]
 

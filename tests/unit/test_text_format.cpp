@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
+#include "text/answer_score.hpp"
 #include "text/sample.hpp"
 #include "text/tokeniser.hpp"
 
@@ -233,4 +234,25 @@ TEST(TextFormat, BadInputsAreRefused) {
   act.s = milli({"0.5", "0.1"});
   act.f = milli({"0.4", "0.2"});
   EXPECT_THROW(render(Algorithm::activity_selector, act, false), sharp::BadInput);
+}
+
+TEST(TextFormat, AnswerScoreCountsExactAndElementwise) {
+  const Sample s = render(Algorithm::insertion_sort, keys(milli({"0.549", "0.715", "0.603", "0.545", "0.424"})), false);
+  AnswerScore a = score_answer(s, s.answer, false);
+  EXPECT_TRUE(a.terminated && a.exact_answer && a.exact_final);
+  EXPECT_EQ(a.elements_right, 5);
+  a = score_answer(s, "[0.424 0.545 0.5 0.603 0.715]\n\n", false);
+  EXPECT_FALSE(a.exact_final);
+  EXPECT_EQ(a.elements_right, 4);
+  EXPECT_EQ(a.elements_expected, 5);
+  a = score_answer(s, "[0.424 0.545 0.549 0.603 0.715]", false);  // no terminator: wrong
+  EXPECT_FALSE(a.terminated || a.exact_final);
+  EXPECT_EQ(a.elements_right, 0);
+  EXPECT_EQ(score_answer(s, "0.424 0.545\n\n", false).elements_right, 0);  // unparseable
+  const Sample t = render(Algorithm::binary_search,
+                          keys(milli({"0.424", "0.545", "0.549", "0.603", "0.715"}), parse_milli("0.646")), true);
+  a = score_answer(t, "(3, 3) | (4, 4)\n\n", true);
+  EXPECT_TRUE(a.exact_final);
+  EXPECT_FALSE(a.exact_answer);
+  EXPECT_EQ(a.elements_right, 2);
 }

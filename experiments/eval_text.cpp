@@ -1,0 +1,206 @@
+// sharp-eval-text — docs/science.md#algorithmic-text, evaluation half: one point evaluates one trained
+// text model (one value of the checkpoint axis) on `samples` fresh samples of one algorithm at one
+// length, by greedy decoding with the key/value cache, for every normaliser of --normaliser on the
+// same samples ("trained": the model's own heads; a spec: that normaliser in every head at inference
+// only, e.g. adaptive on a softmax-trained model). Decoding stops at "\n\n" or at the expected answer
+// length + 16 tokens; no terminator counts as wrong.
+#include <algorithm>
+#include <set>
+
+#include "core/errors.hpp"
+#include "core/parallel_for.hpp"
+#include "experiments/normaliser_param.hpp"
+#include "experiments/text_checkpoint.hpp"
+#include "runners/main.hpp"
+#include "stats/wilson.hpp"
+#include "text/answer_score.hpp"
+#include "text/tokeniser.hpp"
+#include "transformer/decoder.hpp"
+
+namespace sharp {
+
+using runner::Point;
+using runner::Record;
+
+namespace {
+
+constexpr std::size_t kExtraTokens = 16;   // decoding budget beyond the expected answer
+
+std::vector<std::string> normaliser_items(const std::string& text) {
+  std::vector<std::string> items = runner::in_point_items(text);
+  std::set<std::string> seen;
+  for (const std::string& item : items) {
+    if (item.empty()) throw BadInput("empty normaliser in '" + text + "'");
+    if (item != "trained") {
+      if (auto e = normaliser_spec_error(item)) throw BadInput("'" + item + "' " + *e);
+      if (item.find("learn") != std::string::npos)
+        throw BadInput("'" + item + "': a normaliser applied at inference has fixed scalars (no 'learn')");
+    }
+    if (!seen.insert(item).second) throw BadInput("normaliser '" + item + "' is repeated");
+  }
+  return items;
+}
+
+// Greedy continuation of `question` (token ids), at most `budget` tokens, stopping after "\n\n".
+std::string greedy_answer(const transformer::Transformer& model, const float* params,
+                          const std::vector<text::Token>& question, std::size_t budget) {
+  transformer::Decoder<float> decoder(model, params, question.size() + budget);
+  std::vector<float> logits(model.config().vocab);
+  for (text::Token t : question) decoder.push(t, logits.data());
+  std::vector<text::Token> out;
+  while (out.size() < budget) {
+    text::Token best = 0;
+    for (std::size_t v = 1; v < logits.size(); ++v)
+      if (logits[v] > logits[std::size_t(best)]) best = text::Token(v);   // lowest index on ties
+    out.push_back(best);
+    const std::size_t k = out.size();
+    if (k >= 2 && out[k - 1] == text::newline_token() && out[k - 2] == text::newline_token()) break;
+    if (out.size() < budget) decoder.push(best, logits.data());
+  }
+  return text::detokenise(out);
+}
+
+}  // namespace
+
+class EvalTextExperiment final : public runner::Experiment {
+public:
+  std::string name() const override { return "eval-text"; }
+  std::string summary() const override {
+    return "Algorithmic text, evaluation (docs/science.md#algorithmic-text). Greedy decoding with the key/value "
+           "cache of a sharp-train-text model on fresh samples in the CLRS-Text format "
+           "(docs/science.md#clrs-text-format; generated, not the released data) of one algorithm at one length, "
+           "with the traces the model was trained with. Exact match of the final output and of the whole answer "
+           "and per-element accuracy, each with a Wilson 95% interval, for every normaliser of --normaliser on "
+           "the same samples; per-sample correctness in /arrays for paired tests.";
+  }
+  std::vector<runner::ParamSpec> parameters() const override {
+    const runner::ParamSpec checkpoint = runner::point_reference_param(
+        "checkpoint", "results/train-text.h5", "trained models (a sharp-train-text result file)", kTextTrainers);
+    std::vector<std::string> names;
+    for (text::Algorithm a : text::kAlgorithms) names.emplace_back(text::algorithm_name(a));
+    runner::ParamSpec normaliser = runner::text_param(
+        "normaliser", "trained", "head normalisers compared on the same samples: trained (the model's own) or a spec", {});
+    normaliser.list = runner::ListRole::InsidePoint;
+    normaliser.allowed = "trained or a normaliser spec without learned scalars (docs/science.md#remedies), e.g. trained,adaptive";
+    normaliser.check = [](const runner::Value& v) -> std::optional<std::string> {
+      try {
+        normaliser_items(std::get<std::string>(v));
+      } catch (const BadInput& e) {
+        return std::string(e.what());
+      }
+      return std::nullopt;
+    };
+    return {
+        checkpoint,
+        runner::text_param("algorithm", "minimum", "algorithm of the samples", names),
+        runner::integer_param("length", "4,5,6,7,8,9,10,11,12,13,14,15,16,20,24,32,48,64", "keys per sample", 4)
+            .at_most(std::int64_t{1024}),
+        runner::integer_param("samples", "100", "fresh samples per point", 1).at_most(std::int64_t{1} << 20),
+        normaliser,
+    };
+  }
+  std::vector<runner::OutputSpec> outputs() const override {
+    using runner::array_integer, runner::array_real, runner::metric_integer, runner::metric_real;
+    return {
+        metric_integer("evaluated", "", "1 when evaluated; 0 (metrics NaN) when the model was not trained on the algorithm or the length cannot be drawn with its traces"),
+        metric_integer("trace", "", "1 when the model was trained (and is evaluated) with traces"),
+        metric_integer("in_training_lengths", "", "1 when the length is one of the model's training lengths"),
+        metric_real("exact_final.<normaliser>", "fraction", "samples whose final output (after ' | ') is exactly right"),
+        metric_real("exact_final_low.<normaliser>", "fraction", "Wilson 95% interval of exact_final, low end"),
+        metric_real("exact_final_high.<normaliser>", "fraction", "Wilson 95% interval of exact_final, high end"),
+        metric_real("exact_answer.<normaliser>", "fraction", "samples whose whole answer is exactly right"),
+        metric_real("exact_answer_low.<normaliser>", "fraction", "Wilson 95% interval of exact_answer, low end"),
+        metric_real("exact_answer_high.<normaliser>", "fraction", "Wilson 95% interval of exact_answer, high end"),
+        metric_real("element_accuracy.<normaliser>", "fraction", "final-output elements right, position-wise over the expected elements, pooled"),
+        metric_real("element_accuracy_low.<normaliser>", "fraction", "Wilson 95% interval over the pooled elements, low end"),
+        metric_real("element_accuracy_high.<normaliser>", "fraction", "Wilson 95% interval over the pooled elements, high end"),
+        metric_real("terminated.<normaliser>", "fraction", "samples whose generation ended with the blank line"),
+        array_integer("correct_final.<normaliser>", {"*"}, "", "per sample: 1 when the final output is exactly right"),
+        array_integer("correct_answer.<normaliser>", {"*"}, "", "per sample: 1 when the whole answer is exactly right"),
+        array_real("element_fraction.<normaliser>", {"*"}, "fraction", "per sample: fraction of final-output elements right"),
+    };
+  }
+  // The samples depend on (seed, algorithm, length) only: every model and normaliser sees the same.
+  std::vector<runner::StreamSpec> streams() const override { return {{"data", {"algorithm", "length"}}}; }
+  double estimated_cost(const Point& p) const override {
+    const double n = double(p.integer("length"));
+    return double(p.integer("samples")) * n * n;
+  }
+  std::string notes() const override {
+    return "Samples generated in the CLRS-Text format by lib/text, not the released data; greedy decoding "
+           "(argmax, lowest token id on ties) with the key/value cache, stopped at the blank line or at the expected "
+           "answer length + 16 tokens; element accuracy pools the elements of all samples for its Wilson interval.";
+  }
+
+  Record run(const Point& p, runner::PointContext& ctx) const override {
+    const TrainedTextModel m = load_text_model(p.text("checkpoint"));
+    const text::Algorithm algorithm = text::parse_algorithm(p.text("algorithm"));
+    const int length = int(p.integer("length"));
+    const std::size_t samples = std::size_t(p.integer("samples"));
+    const std::vector<std::string> items = normaliser_items(p.text("normaliser"));
+    // A model is evaluated only on the algorithms it was trained on (a grid over several models and
+    // algorithms skips the other pairs at no cost) and at lengths that may be drawn with its traces.
+    const bool trained_on = std::find(m.mix.algorithms.begin(), m.mix.algorithms.end(), algorithm) != m.mix.algorithms.end();
+    const bool allowed = trained_on && text::length_refusal(algorithm, length, m.mix.trace).empty();
+
+    Record r;
+    r.set_count("evaluated", allowed ? 1 : 0);
+    r.set_count("trace", m.mix.trace ? 1 : 0);
+    bool in_training = false;
+    for (int n : m.mix.lengths) in_training = in_training || n == length;
+    r.set_count("in_training_lengths", in_training ? 1 : 0);
+
+    std::vector<text::Sample> drawn;
+    if (allowed) {
+      const std::uint64_t key = ctx.stream_key("data");
+      for (std::size_t i = 0; i < samples; ++i) drawn.push_back(text::draw_sample(key, algorithm, length, i, m.mix.trace));
+    }
+    for (const std::string& item : items) {
+      transformer::TransformerConfig config = m.config;
+      if (item != "trained") config.normaliser = item;
+      const transformer::Transformer model(config);
+      if (model.parameter_count() != m.params.size())
+        throw BadInput("--normaliser " + item + ": the model was trained with learned scalars (" + m.config.normaliser +
+                       "); only 'trained' applies to it");
+      std::vector<text::AnswerScore> scores(drawn.size());
+      parallel_for(drawn.size(), {"eval-text/samples", ctx.threads()}, [&](std::size_t i) {
+        const text::Sample& s = drawn[i];
+        const std::size_t budget = text::tokenise(s.answer).size() + kExtraTokens;
+        scores[i] = text::score_answer(s, greedy_answer(model, m.params.data(), text::tokenise(s.question), budget),
+                                       m.mix.trace);
+      });
+      std::vector<std::int64_t> final_ok, answer_ok;
+      std::vector<double> fraction;
+      double finals = 0, answers = 0, right = 0, expected = 0, terminated = 0;
+      for (const text::AnswerScore& s : scores) {
+        final_ok.push_back(s.exact_final ? 1 : 0);
+        answer_ok.push_back(s.exact_answer ? 1 : 0);
+        fraction.push_back(double(s.elements_right) / double(s.elements_expected));
+        finals += s.exact_final;
+        answers += s.exact_answer;
+        right += s.elements_right;
+        expected += s.elements_expected;
+        terminated += s.terminated;
+      }
+      const double n = double(scores.size());
+      auto put = [&](const std::string& name, double k, double total) {
+        const auto [low, high] = stats::wilson_interval(k, total);
+        r.set(name + "." + item, total > 0 ? k / total : std::nan(""));
+        r.set(name + "_low." + item, low);
+        r.set(name + "_high." + item, high);
+      };
+      put("exact_final", finals, n);
+      put("exact_answer", answers, n);
+      put("element_accuracy", right, expected);
+      r.set("terminated." + item, n > 0 ? terminated / n : std::nan(""));
+      r.set_array("correct_final." + item, final_ok);
+      r.set_array("correct_answer." + item, answer_ok);
+      r.set_array("element_fraction." + item, fraction);
+    }
+    return r;
+  }
+};
+
+}  // namespace sharp
+
+SHARP_EXPERIMENT_MAIN(sharp::EvalTextExperiment)
