@@ -173,6 +173,12 @@ struct ModelCase {
   bool causal = true, layer_norm = true, tied = true;
 };
 
+// gtest prints a parameter without PrintTo as a byte dump, which ctest then shows in every test name.
+void PrintTo(const ModelCase& c, std::ostream* os) {
+  *os << positional_name(c.positional) << ' ' << c.normaliser << (c.causal ? "" : " encoder")
+      << (c.layer_norm ? "" : " noLN") << (c.tied ? "" : " untied");
+}
+
 class ModelGradients : public ::testing::TestWithParam<ModelCase> {};
 
 TEST_P(ModelGradients, MatchFiniteDifferences) {
