@@ -6,15 +6,20 @@
 #                                  naming the missing ones and saying to run `make deps`, exit 1
 #                                  (make and make configure run this before CMake, whose own message
 #                                  would be "could not find xtl" and the like)
+#   bash scripts/deps.sh --bench   also the benchmarks' reference (python3-torch: PyTorch on CPU, what a
+#                                  user would otherwise pick); make bench runs this, make test never
 # SHARP_DEPS_INSTALLED=FILE replaces the dpkg database by FILE, one installed package a line (the
 # test of the hint uses it to simulate a machine that lacks a package).
 set -euo pipefail
 check_only=0
-case "${1:-}" in
-  --check) check_only=1 ;;
-  "") ;;
-  *) echo "deps.sh: unknown argument '$1' (allowed: --check)" >&2; exit 2 ;;
-esac
+bench=0
+for arg in "$@"; do
+  case "$arg" in
+    --check) check_only=1 ;;
+    --bench) bench=1 ;;
+    *) echo "deps.sh: unknown argument '$arg' (allowed: --check, --bench)" >&2; exit 2 ;;
+  esac
+done
 packages=(
   build-essential cmake pkg-config
   libxtensor-dev libxsimd-dev xtl-dev libxtensor-blas-dev libopenblas-openmp-dev liblapack-dev
@@ -25,6 +30,7 @@ packages=(
   slurm-wlm munge
   chromium chromium-driver python3-selenium
 )
+[ $bench -eq 0 ] || packages+=(python3-torch)
 # The installed packages among ours, one name a line (one dpkg-query call: make runs this every time).
 installed_packages() {
   if [ -n "${SHARP_DEPS_INSTALLED:-}" ]; then
