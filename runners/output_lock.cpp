@@ -106,7 +106,13 @@ OutputLock::OutputLock(const std::string& path, const std::string& what, const s
       return;
     }
     const int err = errno;
-    const LockHolder holder = parse_holder(read_all(fd));
+    LockHolder holder = parse_holder(read_all(fd));
+    // The holder writes its name just after its flock succeeds: give it a moment, so that the
+    // refusal can name it (two runs started together meet exactly in that window).
+    for (int wait = 0; err == EWOULDBLOCK && holder.host.empty() && wait < 100; ++wait) {
+      ::usleep(10000);
+      holder = parse_holder(read_all(fd));
+    }
     if (err == EWOULDBLOCK) {
       ::close(fd);
       // Held, but by a dead process of this host (a child that inherited the descriptor), or
