@@ -21,6 +21,7 @@ import fig_attention_maps  # noqa: E402
 import fig_beta_polynomial  # noqa: E402
 import fig_dispersion  # noqa: E402
 import fig_entropy_temperature  # noqa: E402
+import fig_text_accuracy  # noqa: E402
 import fig_head_entropy  # noqa: E402
 import fig_max_accuracy  # noqa: E402
 import fig_transformer_alpha  # noqa: E402
@@ -42,6 +43,7 @@ FIGURES = [
     ("transformer_alpha", fig_transformer_alpha.INPUT_FILE, fig_transformer_alpha.make),
     ("transformer_entropy", fig_transformer_entropy.INPUT_FILE, fig_transformer_entropy.make),
     ("transformer_logit_spread", fig_transformer_logit_spread.INPUT_FILE, fig_transformer_logit_spread.make),
+    ("text_accuracy", fig_text_accuracy.INPUT_FILE, fig_text_accuracy.make),
 ]
 
 

@@ -131,7 +131,12 @@ SECTIONS = (
         ("train-text.h5", "eval-text.h5"),
         "Small transformers trained from scratch on algorithm traces written in the CLRS-Text "
         "format (generated here, not the released data), each remedy trained into every head, "
-        "tested at unseen lengths: the offline analogue of the paper's Gemma fine-tuning."),
+        "tested at unseen lengths: the offline analogue of the paper's Gemma fine-tuning.",
+        figures=(Figure(
+            "text_accuracy", "eval-text.h5", "Exact match against length, per algorithm",
+            "One panel per algorithm, one solid curve per normaliser trained into every head, dashed "
+            "where a normaliser was applied at inference only; shaded: Wilson 95% interval over the "
+            "pooled samples of all seeds; grey ticks: training lengths (beyond 16: extrapolation)."),)),
     Section(
         "remedies", "Every remedy on one protocol", "remedies", ("eval-remedies.h5",),
         "Each remedy (temperature, log-n scaling, top-k, sparsemax, entmax, ASEntmax, Stieltjes, "

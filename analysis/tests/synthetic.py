@@ -376,3 +376,34 @@ if __name__ == "__main__":
     write_transformer_dispersion(os.path.join(out, "transformer-dispersion.h5"))
     print(f"wrote bounds.h5, weight-bound.h5, entropy-temperature.h5, eval-max.h5, "
           f"fit-adaptive.h5, transformer-dispersion.h5 into {out}")
+
+
+def write_eval_text(path, lengths=(4, 5, 8, 16, 32), algorithms=("minimum", "binary_search"), samples=20):
+    """An eval-text file: one softmax-trained model per algorithm (model ids only, no training
+    file), exact match falling with length, adaptive at inference a little lower; heapsort rows not
+    evaluated (the model was not trained on it)."""
+    grid, metrics = [], {}
+    names = ["evaluated", "trace", "in_training_lengths"] + [
+        f"{m}{s}.{x}" for m in ("exact_final", "exact_answer", "element_accuracy") for s in ("", "_low", "_high")
+        for x in ("trained", "adaptive")] + ["terminated.trained", "terminated.adaptive"]
+    for name in names:
+        metrics[name] = []
+    for k, algo in enumerate(list(algorithms) + ["heapsort"]):
+        for n in lengths:
+            grid.append({"checkpoint": f"train-text.h5#{k:016x}", "algorithm": algo, "length": n,
+                         "samples": samples, "normaliser": "trained+adaptive", "seed": 1})
+            evaluated = algo != "heapsort"
+            acc = {"trained": 1.0 / (1.0 + n / 8.0), "adaptive": 0.8 / (1.0 + n / 8.0)}
+            for name in names:
+                if name == "evaluated":
+                    value = int(evaluated)
+                elif name == "trace":
+                    value = 0
+                elif name == "in_training_lengths":
+                    value = int(n <= 5)
+                elif not evaluated:
+                    value = float("nan")
+                else:
+                    value = acc[name.rsplit(".", 1)[1]]
+                metrics[name].append(value)
+    write_result(path, "eval-text", grid, metrics)

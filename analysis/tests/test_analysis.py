@@ -35,6 +35,7 @@ def results_dir(tmp_path_factory):
     synthetic.write_eval_max(d / "eval-max.h5", ns=(16, 256), train_seeds=(1, 2), samples=16)
     synthetic.write_fit_adaptive(d / "fit-adaptive.h5", train_seeds=(1,), samples=8)
     synthetic.write_transformer_dispersion(d / "transformer-dispersion.h5")
+    synthetic.write_eval_text(d / "eval-text.h5")
     return d
 
 
@@ -258,7 +259,7 @@ def test_make_figures_draws_every_present_input(results_dir, tmp_path, capsys):
                                                    for name, _, _ in make_figures.FIGURES]
     for name in ("dispersion", "weight_bound", "entropy_temperature", "attention_maps",
                  "max_accuracy", "head_entropy", "beta_polynomial", "transformer_alpha",
-                 "transformer_entropy", "transformer_logit_spread"):
+                 "transformer_entropy", "transformer_logit_spread", "text_accuracy"):
         assert (tmp_path / f"{name}.png").stat().st_size > 0
         assert (tmp_path / f"{name}.pdf").stat().st_size > 0
     for table in ("dispersion_thresholds.md", "max_accuracy.md", "max_accuracy.tex"):
