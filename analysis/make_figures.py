@@ -24,6 +24,7 @@ import fig_entropy_temperature  # noqa: E402
 import fig_text_accuracy  # noqa: E402
 import fig_head_entropy  # noqa: E402
 import fig_max_accuracy  # noqa: E402
+import fig_remedies  # noqa: E402
 import fig_transformer_alpha  # noqa: E402
 import fig_transformer_entropy  # noqa: E402
 import fig_transformer_logit_spread  # noqa: E402
@@ -39,6 +40,7 @@ FIGURES = [
     ("max_accuracy", fig_max_accuracy.INPUT_FILE, fig_max_accuracy.make),
     ("max_accuracy_table", max_accuracy_table.INPUT_FILE, max_accuracy_table.make),
     ("head_entropy", fig_head_entropy.INPUT_FILE, fig_head_entropy.make),
+    ("remedies", fig_remedies.INPUT_FILE, fig_remedies.make),
     ("beta_polynomial", fig_beta_polynomial.INPUT_FILE, fig_beta_polynomial.make),
     ("transformer_alpha", fig_transformer_alpha.INPUT_FILE, fig_transformer_alpha.make),
     ("transformer_entropy", fig_transformer_entropy.INPUT_FILE, fig_transformer_entropy.make),

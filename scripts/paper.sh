@@ -53,6 +53,9 @@ summary() {
 trap 'status=$?; ((status == 0)) || summary; exit $status' EXIT
 
 # The order: inputs first (checked before anything runs: a missing input or a cycle is exit 2).
+# A sweep's binary: its line `# experiment: NAME` (several result files of one binary, e.g.
+# train-remedies.cfg runs sharp-train-max), else the config's name.
+binary_of() { local e; e=$(sed -n 's/^# experiment: *\([a-z0-9-]*\) *$/\1/p' "$1"); echo "sharp-${e:-$(basename "$1" .cfg)}"; }
 inputs_of() { sed -n 's/^# input: *\([a-z_-]*\) *= *\([a-z0-9-]*\) *$/\1 \2/p' "$1"; }
 declare -A placed=()
 order=()
@@ -81,7 +84,8 @@ done
 
 if [[ -n $build_dir ]]; then
   targets=()
-  for cfg in "${order[@]}"; do targets+=("sharp-$(basename "$cfg" .cfg)"); done
+  for cfg in "${order[@]}"; do targets+=("$(binary_of "$cfg")"); done
+  mapfile -t targets < <(printf '%s\n' "${targets[@]}" | sort -u)
   begin "build ${targets[*]}"
   cmake --build "$build_dir" -j "$jobs" --target "${targets[@]}"
   end "build (${#targets[@]} binaries)"
@@ -93,9 +97,10 @@ for cfg in "${order[@]}"; do
   exp=$(basename "$cfg" .cfg)
   inputs=()
   while read -r flag source; do inputs+=("--$flag" "$results/$source.h5"); done < <(inputs_of "$cfg")
-  begin "sharp-$exp --config $cfg ${inputs[*]}"
-  "$bin/sharp-$exp" --config "$cfg" "${inputs[@]}" --out "$results/$exp.h5"
-  end "sharp-$exp"
+  binary=$(binary_of "$cfg")
+  begin "$binary --config $cfg ${inputs[*]}"
+  "$bin/$binary" --config "$cfg" "${inputs[@]}" --out "$results/$exp.h5"
+  end "$exp"
 done
 echo "paper: all sweeps done in $(( $(date +%s) - sweeps_start )) s"
 
