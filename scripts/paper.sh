@@ -85,7 +85,7 @@ done
 if [[ -n $build_dir ]]; then
   targets=()
   for cfg in "${order[@]}"; do targets+=("$(binary_of "$cfg")"); done
-  mapfile -t targets < <(printf '%s\n' "${targets[@]}" | sort -u)
+  mapfile -t targets < <(printf '%s\n' "${targets[@]}" | awk '!seen[$0]++')
   begin "build ${targets[*]}"
   cmake --build "$build_dir" -j "$jobs" --target "${targets[@]}"
   end "build (${#targets[@]} binaries)"
@@ -100,7 +100,7 @@ for cfg in "${order[@]}"; do
   binary=$(binary_of "$cfg")
   begin "$binary --config $cfg ${inputs[*]}"
   "$bin/$binary" --config "$cfg" "${inputs[@]}" --out "$results/$exp.h5"
-  end "$exp"
+  end "$binary$([[ $binary == "sharp-$exp" ]] || echo " -> $exp.h5")"
 done
 echo "paper: all sweeps done in $(( $(date +%s) - sweeps_start )) s"
 

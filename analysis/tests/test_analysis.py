@@ -33,6 +33,8 @@ def results_dir(tmp_path_factory):
     synthetic.write_entropy_temperature(d / "entropy-temperature.h5", ns=(16, 256),
                                         beta_steps=25)
     synthetic.write_eval_max(d / "eval-max.h5", ns=(16, 256), train_seeds=(1, 2), samples=16)
+    synthetic.write_eval_max(d / "eval-remedies.h5", ns=(16, 256), train_seeds=(1, 2), samples=16,
+                             normalisers=("trained",))
     synthetic.write_fit_adaptive(d / "fit-adaptive.h5", train_seeds=(1,), samples=8)
     synthetic.write_transformer_dispersion(d / "transformer-dispersion.h5")
     synthetic.write_eval_text(d / "eval-text.h5")

@@ -436,8 +436,7 @@ def test_remedies_figure_groups_models_and_needs_trained(tmp_path):
     synthetic.write_eval_max(path, ns=(16, 64, 256), train_seeds=(1, 2, 3, 4), samples=8,
                              normalisers=("trained",))
     with h5py.File(path, "a") as f:
-        f["points/oracle_rate"] = np.full(len(f["points/id"]), 0.9)
-        f["points/ranking_rate"] = np.full(len(f["points/id"]), 0.5)
+        f["points/ranking_rate"][...] = 0.5
     _training_file(tmp_path / "train-max.h5", {1: "softmax", 2: "entmax15", 3: "softmax", 4: "entmax15"})
     groups = mr.load_eval_max_groups(str(path))
     s = fig_remedies.series(groups["softmax"])
@@ -450,8 +449,5 @@ def test_remedies_figure_groups_models_and_needs_trained(tmp_path):
     other = tmp_path / "other" / "eval-remedies.h5"
     other.parent.mkdir()
     synthetic.write_eval_max(other, ns=(16,), train_seeds=(1,), samples=4, normalisers=("softmax",))
-    with h5py.File(other, "a") as f:
-        f["points/oracle_rate"] = np.ones(1)
-        f["points/ranking_rate"] = np.ones(1)
     with pytest.raises(common.ResultFileError, match="lacks 'trained'"):
         fig_remedies.make(str(other), str(tmp_path / "fig2"))
