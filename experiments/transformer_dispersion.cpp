@@ -7,14 +7,15 @@
 // α_max → 0) reads the result file: analysis/transformer_theorem.py.
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/errors.hpp"
 #include "experiments/normaliser_param.hpp"
+#include "experiments/text_checkpoint.hpp"
 #include "head_measure/head_summary.hpp"
 #include "head_measure/head_weight_bound.hpp"
-#include "head_measure/model_reference.hpp"
 #include "head_measure/row_recorder.hpp"
 #include "nn/omp_threads.hpp"
 #include "random/counter_rng.hpp"
@@ -31,8 +32,9 @@ namespace {
 
 const std::vector<std::string> kInputs = {"uniform", "needle"};
 // Parameters that shape a random model; a trained model (--checkpoint) brings its own.
+// (normaliser too: a trained model's heads keep the normaliser, and learned scalars, they were trained with.)
 const std::vector<std::string> kRandomOnly = {"layers",     "heads",      "d_model",    "vocab",     "causal",
-                                              "positional", "layer_norm", "init_scale", "max_length"};
+                                              "positional", "layer_norm", "init_scale", "max_length", "normaliser"};
 // Per-row statistics stored by --row-arrays 1, [layer, head, sample, row].
 const std::vector<std::string> kRowStats = {"delta", "alpha_max", "alpha_min", "entropy", "beta", "support"};
 
@@ -117,12 +119,18 @@ public:
            "[layer, head]. The check across n: analysis/transformer_theorem.py FILE.h5.";
   }
   std::vector<runner::ParamSpec> parameters() const override {
-    runner::ParamSpec checkpoint = runner::text_param(
-        "checkpoint", "none", "a trained transformer (FILE.h5 or FILE.h5#ID) instead of a random one", {});
-    std::string accepted;
-    for (const std::string& t : head_measure::transformer_trainers()) accepted += (accepted.empty() ? "" : ", ") + t;
-    checkpoint.allowed = "none (a random model) or a result file of: " + accepted +
+    // A sharp-train-text model (FILE.h5 = every model of the file, FILE.h5#ID = one), or `none`.
+    runner::ParamSpec checkpoint = runner::point_reference_param(
+        "checkpoint", "none", "a trained transformer (FILE.h5 or FILE.h5#ID) instead of a random one", kTextTrainers);
+    checkpoint.allowed = "none (a random model) or " + checkpoint.allowed +
                          "; the random-model parameters must then keep their defaults";
+    checkpoint.expand = [expand = checkpoint.expand](const std::string& item) {
+      return item == "none" ? std::vector<std::string>{item} : expand(item);
+    };
+    checkpoint.check = [check = checkpoint.check](const runner::Value& v) -> std::optional<std::string> {
+      if (std::get<std::string>(v) == "none") return std::nullopt;
+      return check(v);
+    };
     runner::ParamSpec normaliser =
         runner::text_param("normaliser", "softmax", "every head's normaliser (docs/science.md#remedies)", {});
     normaliser.allowed = "normaliser specs (docs/science.md#remedies)";
@@ -223,8 +231,11 @@ public:
           if (s.name == r && runner::canonical(p.value(r)) != s.default_value)
             throw BadInput("--checkpoint: " + s.flag() + " shapes a random model; a trained model brings its own (drop " +
                            s.flag() + ")");
-      if (auto error = head_measure::transformer_reference_error(p.text("checkpoint")))
-        throw BadInput("--checkpoint: " + *error);
+      try {
+        load_text_model(p.text("checkpoint")).config.check_length(std::size_t(p.integer("n")));
+      } catch (const BadInput& e) {
+        throw BadInput(std::string("--checkpoint: ") + e.what() + " (--n)");
+      }
       return;
     }
     const transformer::TransformerConfig config = random_config(p);
@@ -251,17 +262,25 @@ public:
            "lemma's lower bound is checked only where exp(-beta delta_row)/k is a normal double. The same seed gives "
            "the same model for every n, input and init_scale (init_scale multiplies fixed standard normals), so a "
            "head's delta can be followed across n. 'needle': one token repeated n times except one other token at a "
-           "uniformly random position. --checkpoint: no trainer of this suite writes transformer models yet, so "
-           "every checkpoint is refused with the reason.";
+           "uniformly random position. --checkpoint: a sharp-train-text model, in double, with its own shape, "
+           "positional scheme and normaliser (learned scalars included), on the same uniform or needle inputs over "
+           "its character vocabulary.";
   }
 
   Record run(const Point& p, runner::PointContext& ctx) const override {
-    if (p.text("checkpoint") != "none")   // validate() refuses every reference before this
-      throw BadInput("--checkpoint: " + head_measure::transformer_reference_error(p.text("checkpoint")).value_or("?"));
-    const transformer::TransformerConfig config = random_config(p);
+    transformer::TransformerConfig config;
+    std::vector<double> params;
+    if (p.text("checkpoint") != "none") {
+      const TrainedTextModel trained = load_text_model(p.text("checkpoint"));
+      config = trained.config;
+      params.assign(trained.params.begin(), trained.params.end());   // float weights, measured in double
+    } else {
+      config = random_config(p);
+      const transformer::Transformer random(config);
+      params.resize(random.parameter_count());
+      transformer::init_parameters(random.layout(), params.data(), ctx.stream_key("model"));
+    }
     const transformer::Transformer model(config);
-    std::vector<double> params(model.parameter_count());
-    transformer::init_parameters(model.layout(), params.data(), ctx.stream_key("model"));
 
     const std::size_t n = std::size_t(p.integer("n")), samples = std::size_t(p.integer("samples"));
     const std::size_t L = config.layers, H = config.heads;

@@ -4,7 +4,8 @@ LayerNorm and reports that the hypothesis fails for ALiBi and for index position
 the lemma has no violating row for softmax, adaptive and ssmax heads; every head's δ stays under its
 weight-norm bound; data do not depend on --threads; per-row arrays only on request; bad input
 (positions beyond a learned table, a checkpoint with random-model flags or of the wrong experiment)
-is exit 2 with nothing written; the three figures draw from a result file. ctest runs it with SHARP_BIN_DIR set; a few seconds of CPU.
+is exit 2 with nothing written; a model trained by sharp-train-text is measured through --checkpoint
+(every model of its file, its own normaliser and learned scalars); the three figures draw from a result file. ctest runs it with SHARP_BIN_DIR set; a few seconds of CPU.
 """
 import os
 import subprocess
@@ -105,6 +106,27 @@ class TransformerDispersion(ResultDirCase):
         np.testing.assert_allclose(a["alpha_max_last"], a["row.alpha_max"][:, :, :, -1].mean(axis=2), rtol=1e-15)
         self.assertTrue(np.all(a["row.support"][0, 0, 0] == np.arange(1, 41)))   # causal softmax: k keys
 
+    def test_trained_text_models_are_measured_through_checkpoint(self):
+        models = self.path("train-text.h5")
+        run("sharp-train-text", "--layers", "1", "--heads", "2", "--d-model", "16", "--batch", "4", "--warmup", "2",
+            "--lengths", "4,5", "--eval-samples", "8", "--steps", "4", "--eval-every", "4",
+            "--normaliser", "softmax,ssmax:s=learn", "--positional", "rope", "--out", models, "--quiet", check=0)
+        out = self.path("trained.h5")
+        run(BIN, "--checkpoint", models, "--n", "16,64", "--out", out, "--quiet", check=0)
+        with h5py.File(out, "r") as f:
+            refs = [r.decode() if isinstance(r, bytes) else r for r in f["points/params/checkpoint"][()]]
+            self.assertEqual(len(refs), 4)  # two models × two lengths
+            self.assertEqual(len({r.split("#")[1] for r in refs}), 2)
+            self.assertTrue(np.all(f["points/lemma_violations"][()] == 0))
+            for pid in f["points/id"][()]:
+                pid = pid.decode() if isinstance(pid, bytes) else pid
+                self.assertEqual(f["arrays"][pid]["delta_max"].shape, (1, 2))  # [layer, head] of the trained shape
+        for flag, value in (("--normaliser", "adaptive"), ("--layers", "2")):
+            p = run(BIN, "--checkpoint", models, "--n", "16", flag, value, "--out", self.path("x.h5"), "--quiet")
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(flag + " shapes a random model", p.stderr)
+            self.assertFalse(os.path.exists(self.path("x.h5")))
+
     def test_bad_input_is_refused_before_anything_is_written(self):
         out = self.path("bad.h5")
         cases = [
@@ -118,8 +140,7 @@ class TransformerDispersion(ResultDirCase):
         weights = self.path("other.h5")
         run("sharp-weight-bound", "--n", "16", "--trials", "2", "--out", weights, "--quiet", check=0)
         cases += [
-            (["--checkpoint", weights, "--n", "16"], "has no transformer models"),
-            (["--checkpoint", weights, "--layers", "2", "--n", "16"], "--layers shapes a random model"),
+            (["--checkpoint", weights, "--n", "16"], "not train-text"),
         ]
         for args, message in cases:
             p = run(BIN, *args, "--out", out, "--quiet")
