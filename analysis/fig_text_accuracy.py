@@ -12,7 +12,6 @@ beside the evaluation file first); without it the curves are labelled by model i
 """
 from __future__ import annotations
 
-import os
 import sys
 
 import numpy as np
@@ -20,32 +19,10 @@ from matplotlib.lines import Line2D
 
 import common
 from max_retrieval import normaliser_colours, wilson_interval
+from text_results import trained_normalisers
 
 EXPERIMENT = "eval-text"
 INPUT_FILE = "eval-text.h5"
-
-
-def trained_normalisers(eval_path: str, references: list) -> dict:
-    """checkpoint reference -> the normaliser its model was trained with (model id when unknown)."""
-    out, files = {}, {}
-    for ref in references:
-        file, _, point = ref.rpartition("#")
-        if file not in files:
-            files[file] = None
-            for candidate in (os.path.join(os.path.dirname(os.path.abspath(eval_path)), os.path.basename(file)), file):
-                if os.path.exists(candidate):
-                    try:
-                        files[file] = common.load_result(candidate, "train-text")
-                    except common.ResultFileError:
-                        files[file] = None
-                    break
-        train = files[file]
-        label = f"model {point[:6]}"
-        if train is not None and point in train.ids:
-            row = train.ids.index(point)
-            label = str(common._decode(train.params["normaliser"][row]))
-        out[ref] = label
-    return out
 
 
 def make(path: str, outdir: str) -> list:

@@ -26,11 +26,13 @@ import numpy as np  # noqa: E402
 import common  # noqa: E402
 import fig_beta_polynomial  # noqa: E402
 import fig_dispersion  # noqa: E402
+import fig_remedies  # noqa: E402
 import max_accuracy_table  # noqa: E402
 import max_retrieval as mr  # noqa: E402
 import report_html as H  # noqa: E402
 import report_sources  # noqa: E402
 import scorecard as sc  # noqa: E402
+import text_results  # noqa: E402
 import transformer_theorem  # noqa: E402
 from report_sections import SECTIONS  # noqa: E402
 
@@ -58,6 +60,9 @@ class Inputs:
         self.fits = self._read("fit-adaptive.h5", _read_fits)
         self.transformer = self._read("transformer-dispersion.h5",
                                       lambda s: transformer_theorem.check_models(s.result))
+        self.text_pools = self._read("eval-text.h5", lambda s: text_results.unseen_pools(s.path))
+        self.remedies = self._read("eval-remedies.h5",
+                                   lambda s: mr.load_eval_max_groups(s.path))
 
     def _read(self, name: str, reader):
         source = self.sources.get(name)
@@ -148,7 +153,8 @@ def build_scorecard(inputs: Inputs) -> list:
     rows += sc.gemma_rows(deltas, transformer is not None, "transformer-dispersion.h5",
                           why("transformer-dispersion.h5"), described)
     text_ok = inputs.sources["eval-text.h5"].ok
-    rows += sc.clrs_rows(text_ok, "eval-text.h5", why("eval-text.h5"))
+    judged = sc.judge_clrs(inputs.text_pools) if inputs.text_pools else None
+    rows += sc.clrs_rows(text_ok, "eval-text.h5", why("eval-text.h5"), judged)
     return rows
 
 
@@ -265,8 +271,42 @@ def transformer_theorem_table(inputs: Inputs) -> str:
                  f"grow with n."))
 
 
+def remedies_table(inputs: Inputs) -> str:
+    """Per remedy (training normaliser) and n: accuracy and ranking rate, mean over seeds with a
+    95% t interval (fig_remedies.series), and accuracy as a fraction of the ranking rate."""
+    groups = inputs.remedies
+    if groups is None:
+        return ""
+
+    def cell(triple, i, decimals=1, top=100.0):
+        """mean [low, high]; a rate's t interval is clipped to [0, top] (none lies beyond)."""
+        mean, low, high = (float(v[i]) for v in triple)
+        if low != low:  # one seed: no interval
+            return H.number(mean, decimals=decimals)
+        return (f"{H.number(mean, decimals=decimals)} [{H.number(max(0.0, low), decimals=decimals)}"
+                f", {H.number(min(top, high), decimals=decimals)}]")
+
+    rows = []
+    for remedy, data in groups.items():
+        if fig_remedies.TRAINED not in data.normalisers:
+            return H.box("error", "Table refused:",
+                         f"{H.code(data.path)}: the normaliser list lacks 'trained'.")
+        s = fig_remedies.series(data)
+        for i, n in enumerate(data.ns):
+            name = ("unknown (training file not found)" if remedy == mr.UNKNOWN_TRAINING
+                    else sc._label(remedy))
+            rows.append([H.esc(name), H.number(data.models(n)), H.number(n),
+                         cell(s["accuracy"], i), cell(s["ranking"], i),
+                         cell(s["ratio"], i, decimals=2, top=float("inf"))])
+    return H.table(["remedy (trained in)", "seeds", "n", "accuracy %", "ranking rate %",
+                    "accuracy / ranking rate"], rows, caption=(
+        "Each remedy trained into the head and evaluated with its own normaliser: mean over "
+        "seeds (trained models) [95% t interval across seeds; none with one seed]. The ranking "
+        "rate is how often the highest logit is on the true maximum; soft mixing can beat it."))
+
+
 TABLE_BUILDERS = {"dispersion_thresholds": dispersion_thresholds, "max_accuracy": max_accuracy,
-                  "transformer_theorem": transformer_theorem_table}
+                  "transformer_theorem": transformer_theorem_table, "remedies": remedies_table}
 
 
 # ---- page pieces

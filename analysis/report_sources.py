@@ -77,6 +77,20 @@ class Source:
         return self.state == "ok"
 
 
+def experiment_of(name: str, repo: str = REPO_ROOT) -> str:
+    """The experiment a result file holds: its sweep's line `# experiment: NAME` (one binary
+    writes several files, e.g. eval-remedies.h5 by sharp-eval-max), else the file's name."""
+    stem = os.path.splitext(name)[0]
+    config = os.path.join(repo, "sweeps", "quick", f"{stem}.cfg")
+    if os.path.isfile(config):
+        with open(config, encoding="utf-8") as fh:
+            for line in fh:
+                text = line.strip()
+                if text.startswith("# experiment:"):
+                    return text[len("# experiment:"):].strip() or stem
+    return stem
+
+
 def inspect(results_dir: str, name: str, head: str) -> Source:
     """Load results_dir/name (common.load_result's checks: HDF5, schema, complete, and the
     experiment its name says: bounds.h5 holds "bounds") and read its provenance; `head` is the
@@ -85,7 +99,7 @@ def inspect(results_dir: str, name: str, head: str) -> Source:
     if not os.path.exists(path):
         return Source(name, path, "missing")
     try:
-        result = common.load_result(path, os.path.splitext(name)[0])
+        result = common.load_result(path, experiment_of(name))
     except common.ResultFileError as err:
         return Source(name, path, "refused", reason=str(err))
     attrs = result.attrs
@@ -108,7 +122,7 @@ def rerun_command(results_dir: str, experiment: str, repo: str = REPO_ROOT) -> s
     scripts/paper.sh passes them), the bare binary otherwise."""
     out = os.path.join(results_dir, f"{experiment}.h5")
     config = os.path.join("sweeps", "quick", f"{experiment}.cfg")
-    words = [f"build/bin/sharp-{experiment}"]
+    words = [f"build/bin/sharp-{experiment_of(experiment + '.h5', repo)}"]
     full = os.path.join(repo, config)
     if os.path.isfile(full):
         words += ["--config", config]

@@ -17,7 +17,7 @@ import report_html as H
 import report_sources
 import scorecard as sc
 import synthetic
-from report_sections import SECTIONS
+from report_sections import SECTIONS, Section
 
 PAPER_N = (16, 64, 256, 512, 1024, 2048, 4096, 16384)
 
@@ -290,11 +290,125 @@ def test_full_synthetic_set_reads_every_file(tmp_path):
     assert len(refits) == 6 and all(r.verdict != sc.NOT_MEASURED for r in refits)
     assert "reconstructed protocol" in section_text(page, "scorecard")
     # a file no dedicated reader knows yet gets an overview of its columns
-    shutil.copy(tmp_path / "bounds.h5", tmp_path / "eval-remedies.h5")
-    with h5py.File(tmp_path / "eval-remedies.h5", "r+") as f:
-        f.attrs["experiment"] = "eval-remedies"
+    section = Section("extra", "Extra", "remedies", ("bounds.h5",), "intro")
+    assert "No dedicated table reads this experiment yet" in report.section_html(
+        section, inputs, str(tmp_path), str(tmp_path))
+
+
+def test_remedies_table_per_remedy_and_n(tmp_path):
+    # eval-remedies.h5 is written by sharp-eval-max (its sweep says `# experiment: eval-max`)
+    synthetic.write_eval_max(tmp_path / "eval-remedies.h5", ns=(16, 256), train_seeds=(1, 2, 3),
+                             samples=16, normalisers=("trained",), map_samples=0)
     page, inputs, rows = build(tmp_path)
-    assert "No dedicated table reads this experiment yet" in section_text(page, "remedies")
+    assert inputs.sources["eval-remedies.h5"].ok
+    text = section_text(page, "remedies")
+    assert "ranking rate %" in text and "No dedicated table" not in text
+    # ranking rate of the synthetic file: min(1, 4/√n) → 100% at 16, 25% at 256, every seed
+    body = re.findall(r"<tr>(.*?)</tr>", text, re.S)
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", b, re.S) for b in body]
+    cells = [c for c in cells if c]
+    assert [c[2] for c in cells] == ["16", "256"] and [c[1] for c in cells] == ["3", "3"]
+    assert cells[0][4].startswith("100.0") and cells[1][4].startswith("25.0")
+    assert re.match(r"\d+\.\d \[\d+\.\d, \d+\.\d\]", cells[0][3])
+    # a wrong file is refused with the reader's reason, not drawn
+    synthetic.write_eval_max(tmp_path / "eval-remedies.h5", ns=(16,), train_seeds=(1,),
+                             samples=8, map_samples=0)
+    page, inputs, rows = build(tmp_path)
+    assert "lacks 'trained'" in section_text(page, "remedies")
+
+
+# ---- CLRS-Text claims
+
+
+def pools(table: dict, total: int = 200) -> dict:
+    """{(algorithm, trained, item): fraction} -> unseen_pools' {key: (right, samples)}."""
+    return {k: (int(round(f * total)), total) for k, f in table.items()}
+
+
+def text_table(adaptive: dict, softmax: dict, at_inference: dict | None = None) -> dict:
+    out = {}
+    for a, f in adaptive.items():
+        out[(a, "adaptive", "trained")] = f
+    for a, f in softmax.items():
+        out[(a, "softmax", "trained")] = f
+        out[(a, "softmax", "adaptive")] = (at_inference or {}).get(a, f * 0.8)
+    return out
+
+
+def test_clrs_claim_one_agrees_differs_and_is_inconclusive_between():
+    algos = ("minimum", "binary_search", "insertion_sort")
+    wins = text_table({a: 0.8 for a in algos}, {a: 0.4 for a in algos})
+    verdict, ours, why = sc.judge_clrs(pools(wins))[0]
+    assert verdict == sc.AGREES and ours == "3 of 3 algorithms" and "not the paper's Gemma" in why
+    losses = text_table({a: 0.3 for a in algos}, {a: 0.8 for a in algos})
+    assert sc.judge_clrs(pools(losses))[0][:2] == (sc.DIFFERS, "0 of 3 algorithms")
+    ties = text_table({a: 0.5 for a in algos}, {a: 0.5 for a in algos})
+    assert sc.judge_clrs(pools(ties))[0][0] == sc.INCONCLUSIVE
+    assert sc.judge_clrs(pools({}))[0][0] == sc.INCONCLUSIVE
+
+
+def test_clrs_exceptions_not_measured_agree_and_differ():
+    base = text_table({"minimum": 0.8}, {"minimum": 0.4})
+    verdict, ours, why = sc.judge_clrs(pools(base))[1]
+    assert verdict == sc.NOT_MEASURED and "mst_kruskal: graph traces are not generated" in why
+    same = text_table({"minimum": 0.8, "heapsort": 0.4}, {"minimum": 0.4, "heapsort": 0.4})
+    verdict, ours, why = sc.judge_clrs(pools(same))[1]
+    assert verdict == sc.AGREES and ours == "adaptive ahead on 0 of 1" and "bubble_sort" in why
+    wins = text_table({"heapsort": 0.9, "bubble_sort": 0.4}, {"heapsort": 0.3, "bubble_sort": 0.4})
+    assert sc.judge_clrs(pools(wins))[1][:2] == (sc.DIFFERS, "adaptive ahead on 1 of 2")
+
+
+def test_clrs_adaptive_at_inference_agrees_unless_above():
+    algos = ("minimum", "binary_search")
+    below = text_table({}, {a: 0.6 for a in algos}, {a: 0.2 for a in algos})
+    assert sc.judge_clrs(pools(below))[2][:2] == (sc.AGREES, "above on 0 of 2 algorithms")
+    level = text_table({}, {a: 0.6 for a in algos}, {a: 0.6 for a in algos})
+    assert sc.judge_clrs(pools(level))[2][0] == sc.AGREES
+    above = text_table({}, {a: 0.3 for a in algos}, {a: 0.9 for a in algos})
+    assert sc.judge_clrs(pools(above))[2][:2] == (sc.DIFFERS, "above on 2 of 2 algorithms")
+    one = text_table({}, {a: 0.3 for a in algos}, {"minimum": 0.9, "binary_search": 0.3})
+    assert sc.judge_clrs(pools(one))[2][0] == sc.INCONCLUSIVE
+
+
+def write_text_files(directory, exact: dict, lengths=(4, 8, 16, 32), train_lengths=(4, 8),
+                     samples=100):
+    """train-text.h5 with one model per trained normaliser and eval-text.h5 evaluating each on
+    its algorithms: exact[(algorithm, trained)] = (trained fraction, adaptive-at-inference
+    fraction) beyond training; inside training every model is right on every sample."""
+    normalisers = sorted({t for _, t in exact})
+    grid = [{"normaliser": t, "seed": 1} for t in normalisers]
+    ids = synthetic.write_result(directory / "train-text.h5", "train-text", grid,
+                                 {"loss": np.zeros(len(grid))})
+    model = dict(zip(normalisers, ids))
+    points, metrics = [], {k: [] for k in ("evaluated", "in_training_lengths",
+                                           "exact_final.trained", "exact_final.adaptive")}
+    for (algo, t), (f_trained, f_adaptive) in exact.items():
+        for n in lengths:
+            points.append({"checkpoint": f"results/train-text.h5#{model[t]}", "algorithm": algo,
+                           "length": n, "samples": samples, "normaliser": "trained+adaptive",
+                           "seed": 1})
+            seen = n in train_lengths
+            metrics["evaluated"].append(1)
+            metrics["in_training_lengths"].append(int(seen))
+            metrics["exact_final.trained"].append(1.0 if seen else f_trained)
+            metrics["exact_final.adaptive"].append(
+                float("nan") if t == "adaptive" else 1.0 if seen else f_adaptive)
+    synthetic.write_result(directory / "eval-text.h5", "eval-text", points, metrics)
+
+
+def test_clrs_rows_read_the_text_files_and_their_training_normalisers(tmp_path):
+    write_text_files(tmp_path, {("minimum", "adaptive"): (0.2, 0), ("minimum", "softmax"): (0.9, 0.1),
+                                ("sorting", "adaptive"): (0.1, 0), ("sorting", "softmax"): (0.8, 0.1),
+                                ("heapsort", "adaptive"): (0.5, 0),
+                                ("heapsort", "softmax"): (0.5, 0.5)})
+    page, inputs, rows = build(tmp_path)
+    assert inputs.sources["eval-text.h5"].ok
+    claims = [r for r in rows if r.group == sc.CLRS]
+    # inside training every model is perfect: only lengths 16 and 32 count, and softmax wins
+    assert [(r.verdict, r.ours) for r in claims] == [
+        (sc.DIFFERS, "0 of 2 algorithms"), (sc.AGREES, "adaptive ahead on 0 of 1"),
+        (sc.AGREES, "above on 0 of 3 algorithms")]
+    assert "CLRS-Text claims" in section_text(page, "scorecard")
 
 
 def write_transformer_dispersion(path, growing=("alibi",), ns=(64, 256, 1024)):

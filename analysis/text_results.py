@@ -1,0 +1,74 @@
+"""Reading an "eval-text" result file (docs/science.md#algorithmic-text) for the figure and the
+scorecard: which normaliser each evaluated model was trained with, and exact-match counts pooled
+over models (seeds) at the lengths the models never saw.
+
+The trained normaliser of a model is read from its training file (the checkpoint's FILE.h5, looked
+up beside the evaluation file first); an unknown one is labelled by model id.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+import common
+
+EXPERIMENT = "eval-text"
+
+
+def trained_normalisers(eval_path: str, references: list) -> dict:
+    """checkpoint reference -> the normaliser its model was trained with (model id when unknown)."""
+    out, files = {}, {}
+    for ref in references:
+        file, _, point = ref.rpartition("#")
+        if file not in files:
+            files[file] = None
+            for candidate in (os.path.join(os.path.dirname(os.path.abspath(eval_path)), os.path.basename(file)), file):
+                if os.path.exists(candidate):
+                    try:
+                        files[file] = common.load_result(candidate, "train-text")
+                    except common.ResultFileError:
+                        files[file] = None
+                    break
+        train = files[file]
+        label = f"model {point[:6]}"
+        if train is not None and point in train.ids:
+            row = train.ids.index(point)
+            label = str(common._decode(train.params["normaliser"][row]))
+        out[ref] = label
+    return out
+
+
+def unseen_pools(path: str) -> dict:
+    """{(algorithm, trained normaliser, item): (right, samples)}: exact_final.<item> × samples
+    summed over every evaluated point of every model at a length not in that model's training and
+    above its largest training length (item: an in-point normaliser, `trained` = the model's own,
+    `adaptive` = applied at inference). Right counts are rounded to whole samples."""
+    r = common.load_result(path, EXPERIMENT)
+    r.require(params=["checkpoint", "algorithm", "length", "samples"],
+              metrics=["evaluated", "in_training_lengths"], finite=False)
+    refs = [str(common._decode(x)) for x in r.params["checkpoint"]]
+    algos = [str(common._decode(x)) for x in r.params["algorithm"]]
+    lengths = np.asarray(r.params["length"], dtype=int)
+    samples = np.asarray(r.params["samples"], dtype=float)
+    evaluated = np.asarray(r.metrics["evaluated"]) == 1
+    in_training = np.asarray(r.metrics["in_training_lengths"]) == 1
+    trained = trained_normalisers(path, sorted(set(refs)))
+    largest = {}  # per model: its largest training length
+    for i, ref in enumerate(refs):
+        if in_training[i]:
+            largest[ref] = max(largest.get(ref, 0), int(lengths[i]))
+    items = sorted({name.split(".", 1)[1] for name in r.metrics if name.startswith("exact_final.")
+                    and not name.endswith(("_low", "_high"))})
+    pools: dict = {}
+    for i in range(len(r)):
+        if not evaluated[i] or in_training[i] or lengths[i] <= largest.get(refs[i], 0):
+            continue
+        for item in items:
+            value = float(r.metrics[f"exact_final.{item}"][i])
+            if not np.isfinite(value):
+                continue
+            key = (algos[i], trained[refs[i]], item)
+            right, total = pools.get(key, (0, 0))
+            pools[key] = (right + int(round(value * samples[i])), total + int(samples[i]))
+    return pools
