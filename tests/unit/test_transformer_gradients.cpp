@@ -102,6 +102,10 @@ struct AttentionCase {
   std::size_t length = 9;   // 130: three query tiles, whose dK and dV sums cross
 };
 
+void PrintTo(const AttentionCase& c, std::ostream* os) {   // not a byte dump in ctest's test names
+  *os << c.normaliser << (c.causal ? " causal" : " encoder") << (c.alibi ? " alibi" : "") << " n=" << c.length;
+}
+
 class AttentionGradients : public ::testing::TestWithParam<AttentionCase> {};
 
 TEST_P(AttentionGradients, MatchFiniteDifferences) {
@@ -173,7 +177,7 @@ struct ModelCase {
   bool causal = true, layer_norm = true, tied = true;
 };
 
-// gtest prints a parameter without PrintTo as a byte dump, which ctest then shows in every test name.
+// gtest prints a parameter without PrintTo as a byte dump, which ctest then shows in the test's name.
 void PrintTo(const ModelCase& c, std::ostream* os) {
   *os << positional_name(c.positional) << ' ' << c.normaliser << (c.causal ? "" : " encoder")
       << (c.layer_norm ? "" : " noLN") << (c.tied ? "" : " untied");
