@@ -15,6 +15,7 @@
 #include "max_retrieval/trainer.hpp"
 #include "experiments/normaliser_param.hpp"
 #include "normalisers/spec.hpp"
+#include "experiments/float_training_state.hpp"
 #include "runners/main.hpp"
 
 namespace sharp {
@@ -23,15 +24,6 @@ using runner::Point;
 using runner::Record;
 
 namespace {
-
-std::vector<double> widen(const std::vector<float>& v) { return {v.begin(), v.end()}; }
-
-void narrow_into(const std::vector<double>& from, std::vector<float>& to, const std::string& what) {
-  if (from.size() != to.size())
-    throw NumericError("checkpoint: '" + what + "' has " + std::to_string(from.size()) + " values, expected " +
-                       std::to_string(to.size()));
-  for (std::size_t i = 0; i < from.size(); ++i) to[i] = float(from[i]);   // exact: written from floats
-}
 
 // The training curve: one entry every eval_every steps and at the last step. Train loss, accuracy
 // and gradient norm are means over the steps since the previous entry; eval figures are on the
@@ -210,9 +202,7 @@ public:
     Curve curve;
     std::vector<double> step_loss, step_accuracy;
     if (auto saved = ctx.load_checkpoint()) {
-      narrow_into(saved->reals("params"), trainer.params(), "params");
-      narrow_into(saved->reals("adam_m"), trainer.optimizer().m(), "adam_m");
-      narrow_into(saved->reals("adam_v"), trainer.optimizer().v(), "adam_v");
+      load_float_training_state(*saved, trainer.params(), trainer.optimizer().m(), trainer.optimizer().v());
       trainer.optimizer().set_steps(saved->count("step"));
       curve.load_state(*saved);
       step_loss = saved->reals("step_loss");
@@ -243,9 +233,7 @@ public:
       }
       if (done < steps && ctx.checkpoint_due()) {
         runner::CheckpointState state;
-        state.set_array("params", widen(trainer.params()));
-        state.set_array("adam_m", widen(trainer.optimizer().m()));
-        state.set_array("adam_v", widen(trainer.optimizer().v()));
+        save_float_training_state(state, trainer.params(), trainer.optimizer().m(), trainer.optimizer().v());
         state.set_count("step", done);
         curve.save_state(state);
         state.set_array("step_loss", step_loss);

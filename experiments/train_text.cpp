@@ -10,6 +10,7 @@
 #include "core/errors.hpp"
 #include "normalisers/learned_scalars.hpp"
 #include "experiments/training_curve.hpp"
+#include "experiments/float_training_state.hpp"
 #include "runners/main.hpp"
 #include "text/tokeniser.hpp"
 #include "text_model/task_mix.hpp"
@@ -25,15 +26,6 @@ using runner::Point;
 using runner::Record;
 
 namespace {
-
-std::vector<double> widen(const std::vector<float>& v) { return {v.begin(), v.end()}; }
-
-void narrow_into(const std::vector<double>& from, std::vector<float>& to, const std::string& what) {
-  if (from.size() != to.size())
-    throw NumericError("checkpoint: '" + what + "' has " + std::to_string(from.size()) + " values, expected " +
-                       std::to_string(to.size()));
-  for (std::size_t i = 0; i < from.size(); ++i) to[i] = float(from[i]);   // exact: written from floats
-}
 
 transformer::TransformerConfig model_config(const Point& p) {
   transformer::TransformerConfig c;
@@ -212,9 +204,7 @@ public:
     transformer::Trainer trainer(config, ctx.stream_key("init"), ctx.threads());
     TrainingCurve curve = make_curve();
     if (auto saved = ctx.load_checkpoint()) {
-      narrow_into(saved->reals("params"), trainer.params(), "params");
-      narrow_into(saved->reals("adam_m"), trainer.optimiser().m(), "adam_m");
-      narrow_into(saved->reals("adam_v"), trainer.optimiser().v(), "adam_v");
+      load_float_training_state(*saved, trainer.params(), trainer.optimiser().m(), trainer.optimiser().v());
       trainer.optimiser().set_steps(saved->count("step"));
       curve.load_state(*saved);
     }
@@ -242,9 +232,7 @@ public:
       }
       if (done < steps && ctx.checkpoint_due()) {
         runner::CheckpointState state;
-        state.set_array("params", widen(trainer.params()));
-        state.set_array("adam_m", widen(trainer.optimiser().m()));
-        state.set_array("adam_v", widen(trainer.optimiser().v()));
+        save_float_training_state(state, trainer.params(), trainer.optimiser().m(), trainer.optimiser().v());
         state.set_count("step", done);
         curve.save_state(state);
         ctx.save_checkpoint(state);
