@@ -25,6 +25,7 @@
 #include "runners/point_file.hpp"
 #include "runners/progress.hpp"
 #include "runners/provenance.hpp"
+#include "runners/stall_injection.hpp"
 
 namespace fs = std::filesystem;
 
@@ -64,6 +65,7 @@ public:
     }
     last_save_ = std::chrono::steady_clock::now();
     if (interrupted()) throw PointInterrupted();
+    stall_if_injected(point_.id, StallStage::after_checkpoint);
   }
   bool checkpoint_due() const override {
     return interrupted() ||
@@ -251,6 +253,7 @@ void execute_point(const Experiment& experiment, const Grid& grid, const Point& 
   // Fault injection for the failure tests: SHARP_INJECT_FAILURE=<point id> makes that point throw.
   if (const char* victim = std::getenv("SHARP_INJECT_FAILURE"); victim && point.id == victim)
     throw std::runtime_error("injected failure (SHARP_INJECT_FAILURE=" + point.id + ")");
+  stall_if_injected(point.id, StallStage::before_start);
   const Record record = inject_output_fault(experiment.run(point, ctx));
   check_record(experiment.name(), experiment.outputs(), point, record);
   timing.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -30,6 +30,27 @@ def finished_parts(parts_dir):
     return [f for f in os.listdir(parts_dir) if f.endswith(".h5") and ".tmp." not in f and ".ckpt." not in f]
 
 
+def dry_run_points(binary, *grid):
+    """(id, estimated cost) of every point of a grid, in grid order, from --dry-run."""
+    lines = run(binary, *grid, "--dry-run", check=0).stdout.splitlines()[1:]
+    return [(line.split()[1], float(line.split()[3])) for line in lines if line.strip()]
+
+
+def last_point_id(binary, *grid):
+    """The id of the point a run starts last (runs go most expensive first, ties in grid order): the
+    one to stall with SHARP_INJECT_STALL, so that every other point can finish before the kill."""
+    points = dry_run_points(binary, *grid)
+    order = sorted(range(len(points)), key=lambda i: -points[i][1])  # stable, as the runner's
+    return points[order[-1]][0]
+
+
+def stalled(point_id, stage=""):
+    """The environment that holds `point_id` still (runners/stall_injection.hpp): before it starts, or
+    with stage "checkpoint" after its first checkpoint. A run so held can only end by a signal, so a
+    test that kills it "midway" does not depend on the machine's speed."""
+    return dict(os.environ, SHARP_INJECT_STALL=point_id + ("@" + stage if stage else ""))
+
+
 def wait_for_parts(parts_dir, count, timeout=120):
     """Polls until `count` point files are finished (to kill a run halfway)."""
     deadline = time.time() + timeout

@@ -10,7 +10,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_support import BIN, ResultDirCase, run, wait_for_parts  # noqa: E402
+from e2e_support import BIN, ResultDirCase, dry_run_points, finished_parts, last_point_id, run, wait_for_parts  # noqa: E402
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_rmaps_base_oversubscribe="1")
@@ -51,15 +51,19 @@ class Mpi(ResultDirCase):
         self.assertSameData(wref, w3)
 
     def _kill_midway(self, whole_job):
-        # About 1.5 s of work per rank: long enough to be killed halfway even on a loaded machine.
-        grid = ["--n", "2^24", "--spread", ",".join(str(s) for s in range(1, 25)), "--trials", "4",
+        # The last point stalls (SHARP_INJECT_STALL) until the kill, so the job is caught midway
+        # however fast the machine: every other point is finished, that one is not.
+        grid = ["--n", "2^16", "--spread", ",".join(str(s) for s in range(1, 13)), "--trials", "2",
                 "--threads", "1", "--quiet"]
         ref, out = self.path("ref.h5"), self.path("killed.h5")
         self.assertEqual(run("sharp-bounds", *grid, "--out", ref).returncode, 0)
         parts = out + ".parts"
-        proc = subprocess.Popen(["mpirun", "-np", "2", os.path.join(BIN, "sharp-bounds"), *grid, "--out", out],
-                                env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        wait_for_parts(parts, 3)
+        victim, total = last_point_id("sharp-bounds", *grid), len(dry_run_points("sharp-bounds", *grid))
+        proc = subprocess.Popen(["mpirun", "-np", "2", "-x", "SHARP_INJECT_STALL", os.path.join(BIN, "sharp-bounds"),
+                                 *grid, "--out", out], env=dict(ENV, **{"SHARP_INJECT_STALL": victim}),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        wait_for_parts(parts, total - 1)
+        self.assertEqual(len(finished_parts(parts)), total - 1, "the points before the stalled one did not finish")
         if whole_job:
             # mpirun puts its ranks in process groups of their own, so a SIGKILL of mpirun alone
             # leaves them running: the whole job is mpirun and every rank at once (as a node crash).
@@ -75,7 +79,7 @@ class Mpi(ResultDirCase):
                 break
             time.sleep(0.1)
         self.assertEqual(live_ranks(self.dir), [], "ranks survived the kill")
-        self.assertFalse(os.path.exists(out), "the job finished before it could be killed; grow the grid")
+        self.assertFalse(os.path.exists(out))
         p = mpirun(2, "sharp-bounds", *grid, "--out", out)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertSameData(ref, out)

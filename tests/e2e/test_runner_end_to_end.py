@@ -12,7 +12,8 @@ import unittest
 import h5py
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_support import BIN, ResultDirCase, run, wait_for_parts  # noqa: E402
+from e2e_support import (BIN, ResultDirCase, dry_run_points, finished_parts, last_point_id, run, stalled,  # noqa: E402
+                          wait_for_parts)
 
 
 class BadInput(ResultDirCase):
@@ -130,17 +131,21 @@ class Runs(ResultDirCase):
             self.assertSameData(x, y)
 
     def test_sigkill_halfway_then_rerun_equals_an_uninterrupted_run(self):
-        grid = ["--n", "2^23", "--spread", ",".join(str(s) for s in range(1, 41)), "--trials", "2",
+        # The last point stalls until the kill (SHARP_INJECT_STALL): midway on any machine.
+        grid = ["--n", "2^16", "--spread", ",".join(str(s) for s in range(1, 11)), "--trials", "2",
                 "--threads", "1"]
         ref, out = self.path("ref.h5"), self.path("killed.h5")
         run("sharp-bounds", *grid, "--out", ref, "--quiet", check=0)
         parts = out + ".parts"
+        total = len(dry_run_points("sharp-bounds", *grid))
         proc = subprocess.Popen([os.path.join(BIN, "sharp-bounds"), *grid, "--out", out, "--quiet"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for_parts(parts, 5)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env=stalled(last_point_id("sharp-bounds", *grid)))
+        wait_for_parts(parts, total - 1)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-        self.assertFalse(os.path.exists(out), "the run finished before it could be killed; grow the grid")
+        self.assertFalse(os.path.exists(out))
+        self.assertEqual(len(finished_parts(parts)), total - 1)
         p = run("sharp-bounds", *grid, "--out", out, "--status")
         self.assertEqual(p.returncode, 3, p.stdout)
         self.assertIn("missing", p.stdout)

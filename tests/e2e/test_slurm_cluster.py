@@ -23,7 +23,7 @@ import unittest
 import h5py
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_support import BIN, ResultDirCase, finished_parts, run  # noqa: E402
+from e2e_support import BIN, ResultDirCase, finished_parts, last_point_id, run  # noqa: E402
 
 SOURCE = os.environ.get("SHARP_SOURCE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "../.."))
 SUBMIT = os.path.join(SOURCE, "runners", "sharp-submit")
@@ -165,9 +165,9 @@ class OnTheScheduler(ResultDirCase):
     # A dispersion sweep (docs/science.md#dispersion-lemma): 13 sizes x 2 temperatures x 2 logit laws = 52 points.
     GRID = ["--n", "2^4..2^16", "--theta", "0.5,1", "--logits", "uniform,gaussian", "--trials", "2"]
 
-    def submit(self, *args, check=0):
-        p = subprocess.run([SUBMIT, *args], cwd=self.dir, env=CLUSTER.env, capture_output=True, text=True,
-                           timeout=300)
+    def submit(self, *args, check=0, env=None):
+        p = subprocess.run([SUBMIT, *args], cwd=self.dir, env=dict(CLUSTER.env, **(env or {})), capture_output=True,
+                           text=True, timeout=300)
         if check is not None and p.returncode != check:
             raise AssertionError(f"sharp-submit {' '.join(args)} exited {p.returncode}, expected {check}\n"
                                  f"stdout: {p.stdout}\nstderr: {p.stderr}")
@@ -257,18 +257,21 @@ class OnTheScheduler(ResultDirCase):
             self.assertEqual(int(f.attrs["mpi_size"]), 2)
 
     def test_cancel_halfway_then_resubmit_missing(self):
-        # 16 points of ~0.3 s, 4 per shard, one array task at a time (%1): cancelled once the first
-        # shard is done, so some shards are complete and some are not.
-        grid = ["--n", "2^27", "--spread", ",".join(str(s) for s in range(1, 17)), "--trials", "1"]
+        # 16 points, 4 per shard, one array task at a time (%1); the last point of the last shard
+        # stalls (SHARP_INJECT_STALL) until the cancel, so whatever the machine's speed three shards
+        # are complete and one is not.
+        grid = ["--n", "2^16", "--spread", ",".join(str(s) for s in range(1, 17)), "--trials", "1"]
         out = self.path("cancelled.h5")
-        p = self.submit("--array", "4%1", "--", "sharp-bounds", *grid, "--out", out)
+        victim = last_point_id("sharp-bounds", *grid, "--shard", "3/4")
+        p = self.submit("--array", "4%1", "--", "sharp-bounds", *grid, "--out", out,
+                        env={"SHARP_INJECT_STALL": victim})
         ids = self.job_ids(p.stdout)
         deadline = time.time() + JOB_TIMEOUT
-        while time.time() < deadline and len(finished_parts(out + ".parts")) < 5:
+        while time.time() < deadline and len(finished_parts(out + ".parts")) < 15:
             time.sleep(0.05)
         self.slurm("scancel", ids["array"])
         self.wait_for_jobs(ids.values())
-        self.assertFalse(os.path.exists(out), "the array finished before it could be cancelled")
+        self.assertFalse(os.path.exists(out))
         # The merge job ran after the cancelled array (afterany), found points missing, said how to go on.
         self.assertEqual(self.job_state(ids["merge"]), ("FAILED", 3))
         with open(os.path.join(out + ".slurm/logs", f"merge-{ids['merge']}.out")) as f:
@@ -277,7 +280,7 @@ class OnTheScheduler(ResultDirCase):
         self.assertIn("--resubmit-missing", merge_log)
         incomplete = [i for i in range(4)
                       if run("sharp-bounds", *grid, "--out", out, "--status", "--shard", f"{i}/4").returncode == 3]
-        self.assertTrue(0 < len(incomplete) < 4, f"incomplete shards {incomplete}: expected some, not all")
+        self.assertEqual(incomplete, [3], "the stalled shard, and only it, is incomplete")
 
         p = self.submit("--resubmit-missing", "--", "sharp-bounds", *grid, "--out", out)
         again = self.job_ids(p.stdout)

@@ -16,7 +16,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_support import BIN, ResultDirCase, run  # noqa: E402
+from e2e_support import BIN, ResultDirCase, last_point_id, run, stalled  # noqa: E402
 
 TINY = ["--layers", "1", "--heads", "2", "--d-model", "16", "--batch", "4", "--warmup", "2",
         "--lengths", "4,5", "--eval-samples", "8", "--quiet"]
@@ -36,8 +36,10 @@ class TrainEvalText(ResultDirCase):
         self.assertSameData(a, b)
         out = self.path("killed.h5")
         parts = out + ".parts"
+        # The point stalls after its first checkpoint (SHARP_INJECT_STALL) until the kill.
         proc = subprocess.Popen([os.path.join(BIN, "sharp-train-text"), *grid, "--threads", "1", "--out", out,
-                                 "--checkpoint-every", "0.05"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                 "--checkpoint-every", "0.05"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env=stalled(last_point_id("sharp-train-text", *grid), "checkpoint"))
         deadline, ckpt = time.time() + 120, None
         while time.time() < deadline and ckpt is None:
             if os.path.isdir(parts):
@@ -47,7 +49,7 @@ class TrainEvalText(ResultDirCase):
         self.assertIsNotNone(ckpt, "no checkpoint appeared")
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-        self.assertFalse(os.path.exists(out), "the training finished before it could be killed; grow --steps")
+        self.assertFalse(os.path.exists(out))
         run("sharp-train-text", *grid, "--threads", "1", "--out", out, check=0)
         self.assertSameData(a, out)
         with h5py.File(a, "r") as f:

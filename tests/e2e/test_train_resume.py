@@ -16,7 +16,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_support import BIN, ResultDirCase, run as run_binary  # noqa: E402
+from e2e_support import BIN, ResultDirCase, last_point_id, run as run_binary, stalled  # noqa: E402
 from h5compare import data_differences  # noqa: E402
 
 EXE = os.path.join(BIN, "sharp-train-max")
@@ -34,8 +34,11 @@ class TrainMax(ResultDirCase):
         ref, out = self.path("ref.h5"), self.path("killed.h5")
         run(*grid, "--out", ref, "--quiet", check=0)
         parts = out + ".parts"
+        # The point stalls after its first checkpoint (SHARP_INJECT_STALL) until the kill: caught
+        # midway however fast the machine.
         proc = subprocess.Popen([EXE, *grid, "--out", out, "--quiet", "--checkpoint-every", "0.05"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env=stalled(last_point_id("sharp-train-max", *grid), "checkpoint"))
         deadline, ckpt = time.time() + 120, None
         while time.time() < deadline and ckpt is None:
             if os.path.isdir(parts):
@@ -43,10 +46,9 @@ class TrainMax(ResultDirCase):
                 ckpt = os.path.join(parts, found[0]) if found else None
             time.sleep(0.002)
         self.assertIsNotNone(ckpt, "no checkpoint appeared")
-        time.sleep(0.1)  # let it train (and checkpoint) a little more
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-        self.assertFalse(os.path.exists(out), "the training finished before it could be killed; grow --steps")
+        self.assertFalse(os.path.exists(out))
         with h5py.File(ckpt, "r") as f:
             step = int(f["state/metrics/step"][()])
         self.assertGreater(step, 0)

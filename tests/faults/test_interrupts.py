@@ -11,20 +11,29 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from faults_support import BIN, ResultDirCase, finished_parts, run, wait_for_parts  # noqa: E402
+from faults_support import BIN, ResultDirCase, finished_parts, last_point_id, run, wait_for_parts  # noqa: E402
 
-GRID = ["--n", "2^23", "--spread", ",".join(str(s) for s in range(1, 31)), "--trials", "2", "--threads", "1"]
+GRID = ["--n", "2^16", "--spread", ",".join(str(s) for s in range(1, 31)), "--trials", "2", "--threads", "1"]
+
+
+def last_point_of_grid():
+    """The point of GRID that runs last, held still until the signal (tests/e2e/e2e_support.py)."""
+    return last_point_id("sharp-bounds", *GRID)
+
+
 MESSAGE = re.compile(r"interrupted: (\d+) of (\d+) points done, rerun the same command to resume")
 MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1")
 
 
 class Interrupts(ResultDirCase):
-    def interrupt_halfway(self, sig, out, command=None, env=None):
+    def interrupt_halfway(self, sig, out):
         parts = out + ".parts"
-        proc = subprocess.Popen(command or [os.path.join(BIN, "sharp-bounds"), *GRID, "--out", out, "--quiet"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        wait_for_parts(parts, 4)
+        # The last point stalls until the signal (SHARP_INJECT_STALL): midway on any machine.
+        proc = subprocess.Popen([os.path.join(BIN, "sharp-bounds"), *GRID, "--out", out, "--quiet"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, SHARP_INJECT_STALL=last_point_of_grid()))
+        wait_for_parts(parts, 29)
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=120)
         return proc.returncode, err
@@ -71,11 +80,12 @@ class Interrupts(ResultDirCase):
         for which in ("one rank", "every rank"):
             with self.subTest(signalled=which):
                 out = self.path(which.replace(" ", "-") + ".h5")
-                proc = subprocess.Popen(["mpirun", "-np", "2", "--oversubscribe", os.path.join(BIN, "sharp-bounds"),
-                                         *GRID, "--out", out, "--quiet"], stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True, env=MPI_ENV)
+                proc = subprocess.Popen(["mpirun", "-np", "2", "--oversubscribe", "-x", "SHARP_INJECT_STALL",
+                                         os.path.join(BIN, "sharp-bounds"), *GRID, "--out", out, "--quiet"],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                        env=dict(MPI_ENV, SHARP_INJECT_STALL=last_point_of_grid()))
                 try:
-                    wait_for_parts(out + ".parts", 4)
+                    wait_for_parts(out + ".parts", 29)
                     ranks = [int(x) for x in subprocess.run(["pgrep", "-f", "^[^ ]*/sharp-bounds .*" + out],
                                                              capture_output=True, text=True).stdout.split()]
                     self.assertEqual(len(ranks), 2, ranks)
