@@ -3,19 +3,23 @@
 // length, by greedy decoding with the key/value cache, for every normaliser of --normaliser on the
 // same samples ("trained": the model's own heads; a spec: that normaliser in every head at inference
 // only, e.g. adaptive on a softmax-trained model). Decoding stops at "\n\n" or at the expected answer
-// length + 16 tokens; no terminator counts as wrong.
+// length + 16 tokens; no terminator counts as wrong. The heads are measured on the rows that write the
+// answer (docs/science.md#measuring-heads): the last question token's and every generated token's.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <set>
 
 #include "core/errors.hpp"
 #include "core/parallel_for.hpp"
 #include "experiments/normaliser_param.hpp"
+#include "head_measure/answer_rows.hpp"
 #include "experiments/text_checkpoint.hpp"
 #include "runners/main.hpp"
 #include "stats/wilson.hpp"
 #include "text/answer_score.hpp"
 #include "text/tokeniser.hpp"
-#include "transformer/decoder.hpp"
+#include "text_model/greedy_decode.hpp"
 
 namespace sharp {
 
@@ -25,6 +29,28 @@ using runner::Record;
 namespace {
 
 constexpr std::size_t kExtraTokens = 16;   // decoding budget beyond the expected answer
+
+// The answer rows' head measures of one normaliser: means over heads in /points, [layer, head] in /arrays.
+void put_answer_rows(Record& r, const std::string& item, const head_measure::AnswerRows& rows) {
+  const std::vector<double> entropy = rows.entropy_mean(), delta = rows.delta_mean(), delta_max = rows.delta_max();
+  const double nan = std::nan("");
+  const bool any = rows.rows() > 0;   // every head sees the same rows
+  double entropy_sum = 0, delta_sum = 0, largest = -std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; any && i < entropy.size(); ++i) {
+    entropy_sum += entropy[i];
+    delta_sum += delta[i];
+    largest = std::max(largest, delta_max[i]);
+  }
+  const double heads = double(entropy.size());
+  r.set("answer_entropy." + item, any ? entropy_sum / heads : nan);
+  r.set("answer_entropy_uniform." + item, rows.ln_k_mean());
+  r.set("answer_delta." + item, any ? delta_sum / heads : nan);
+  r.set("answer_delta_max." + item, any ? largest : nan);
+  const std::vector<std::size_t> shape{rows.layers(), rows.heads()};
+  r.set_array("answer_entropy_heads." + item, entropy, shape);
+  r.set_array("answer_delta_heads." + item, delta, shape);
+  r.set_array("answer_delta_max_heads." + item, delta_max, shape);
+}
 
 std::vector<std::string> normaliser_items(const std::string& text) {
   std::vector<std::string> items = runner::in_point_items(text);
@@ -41,25 +67,6 @@ std::vector<std::string> normaliser_items(const std::string& text) {
   return items;
 }
 
-// Greedy continuation of `question` (token ids), at most `budget` tokens, stopping after "\n\n".
-std::string greedy_answer(const transformer::Transformer& model, const float* params,
-                          const std::vector<text::Token>& question, std::size_t budget) {
-  transformer::Decoder<float> decoder(model, params, question.size() + budget);
-  std::vector<float> logits(model.config().vocab);
-  for (text::Token t : question) decoder.push(t, logits.data());
-  std::vector<text::Token> out;
-  while (out.size() < budget) {
-    text::Token best = 0;
-    for (std::size_t v = 1; v < logits.size(); ++v)
-      if (logits[v] > logits[std::size_t(best)]) best = text::Token(v);   // lowest index on ties
-    out.push_back(best);
-    const std::size_t k = out.size();
-    if (k >= 2 && out[k - 1] == text::newline_token() && out[k - 2] == text::newline_token()) break;
-    if (out.size() < budget) decoder.push(best, logits.data());
-  }
-  return text::detokenise(out);
-}
-
 }  // namespace
 
 class EvalTextExperiment final : public runner::Experiment {
@@ -71,7 +78,8 @@ public:
            "(docs/science.md#clrs-text-format; generated, not the released data) of one algorithm at one length, "
            "with the traces the model was trained with. Exact match of the final output and of the whole answer "
            "and per-element accuracy, each with a Wilson 95% interval, for every normaliser of --normaliser on "
-           "the same samples; per-sample correctness in /arrays for paired tests.";
+           "the same samples; per-sample correctness in /arrays for paired tests; the attention entropy and logit "
+           "spread of the rows that write the answer (docs/science.md#measuring-heads), per head in /arrays.";
   }
   std::vector<runner::ParamSpec> parameters() const override {
     const runner::ParamSpec checkpoint = runner::point_reference_param(
@@ -115,9 +123,16 @@ public:
         metric_real("element_accuracy_low.<normaliser>", "fraction", "Wilson 95% interval over the pooled elements, low end"),
         metric_real("element_accuracy_high.<normaliser>", "fraction", "Wilson 95% interval over the pooled elements, high end"),
         metric_real("terminated.<normaliser>", "fraction", "samples whose generation ended with the blank line"),
+        metric_real("answer_entropy.<normaliser>", "nats", "attention entropy of the answer rows (the last question token and the generated tokens), mean over rows, samples and heads"),
+        metric_real("answer_entropy_uniform.<normaliser>", "nats", "ln k over the same rows: the entropy of uniform attention over their k keys"),
+        metric_real("answer_delta.<normaliser>", "logit units", "logit spread delta_row (max - min of the row's scaled, masked logits) of the answer rows, mean over rows, samples and heads"),
+        metric_real("answer_delta_max.<normaliser>", "logit units", "largest delta_row of the answer rows over samples and heads"),
         array_integer("correct_final.<normaliser>", {"*"}, "", "per sample: 1 when the final output is exactly right"),
         array_integer("correct_answer.<normaliser>", {"*"}, "", "per sample: 1 when the whole answer is exactly right"),
         array_real("element_fraction.<normaliser>", {"*"}, "fraction", "per sample: fraction of final-output elements right"),
+        array_real("answer_entropy_heads.<normaliser>", {"*", "*"}, "nats", "[layer, head] entropy of the answer rows, mean over rows and samples"),
+        array_real("answer_delta_heads.<normaliser>", {"*", "*"}, "logit units", "[layer, head] delta_row of the answer rows, mean over rows and samples"),
+        array_real("answer_delta_max_heads.<normaliser>", {"*", "*"}, "logit units", "[layer, head] largest delta_row of the answer rows over samples"),
     };
   }
   // The samples depend on (seed, algorithm, length) only: every model and normaliser sees the same.
@@ -162,13 +177,19 @@ public:
       if (model.parameter_count() != m.params.size())
         throw BadInput("--normaliser " + item + ": the model was trained with learned scalars (" + m.config.normaliser +
                        "); only 'trained' applies to it");
+      const std::size_t L = config.layers, H = config.heads;
       std::vector<text::AnswerScore> scores(drawn.size());
+      std::vector<head_measure::AnswerRows> heads(drawn.size(), head_measure::AnswerRows(L, H, 0));
       parallel_for(drawn.size(), {"eval-text/samples", ctx.threads()}, [&](std::size_t i) {
         const text::Sample& s = drawn[i];
+        const std::vector<text::Token> question = text::tokenise(s.question);
         const std::size_t budget = text::tokenise(s.answer).size() + kExtraTokens;
-        scores[i] = text::score_answer(s, greedy_answer(model, m.params.data(), text::tokenise(s.question), budget),
-                                       m.mix.trace);
+        heads[i] = head_measure::AnswerRows(L, H, question.size() - 1);
+        const std::vector<text::Token> out = text_model::greedy_decode(model, m.params.data(), question, budget, &heads[i]);
+        scores[i] = text::score_answer(s, text::detokenise(out), m.mix.trace);
       });
+      head_measure::AnswerRows answer_rows(L, H, 0);   // merged in sample order: any thread count
+      for (const head_measure::AnswerRows& h : heads) answer_rows.merge(h);
       std::vector<std::int64_t> final_ok, answer_ok;
       std::vector<double> fraction;
       double finals = 0, answers = 0, right = 0, expected = 0, terminated = 0;
@@ -193,6 +214,7 @@ public:
       put("exact_answer", answers, n);
       put("element_accuracy", right, expected);
       r.set("terminated." + item, n > 0 ? terminated / n : std::nan(""));
+      put_answer_rows(r, item, answer_rows);
       r.set_array("correct_final." + item, final_ok);
       r.set_array("correct_answer." + item, answer_ok);
       r.set_array("element_fraction." + item, fraction);

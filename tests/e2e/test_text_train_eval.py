@@ -1,7 +1,7 @@
 """sharp-train-text and sharp-eval-text end to end (docs/science.md#algorithmic-text): a training is
 bit-identical with one and two threads and after SIGKILL and resume; a small model trained on
 minimum beats chance by at least 3x in greedy exact match at its training lengths (the measured
-margin is printed); eval-text applies adaptive at inference to a softmax-trained model and refuses it
+margin is printed) and its answer rows' head measures are sane; eval-text applies adaptive at inference to a softmax-trained model and refuses it
 for a model with learned scalars; bad input is one line with exit 2.
 ctest runs it with SHARP_BIN_DIR set; standalone: SHARP_BIN_DIR=build/bin /usr/bin/python3 <this>.
 """
@@ -68,12 +68,23 @@ class TrainEvalText(ResultDirCase):
             lengths = f["points/params/length"][()]
             acc = f["points/exact_final.trained"][()]
             adaptive = f["points/exact_final.adaptive"][()]
+            entropy = f["points/answer_entropy.trained"][()]
+            uniform = f["points/answer_entropy_uniform.trained"][()]
+            delta = f["points/answer_delta.trained"][()]
+            delta_max = f["points/answer_delta_max.trained"][()]
+            i = f["points/id"].asstr()[0]
+            per_head = f["arrays"][i]["answer_entropy_heads.trained"][()]
         chance = float(np.mean(1.0 / lengths))
         mean = float(np.mean(acc))
         print(f"minimum, {LEARN_STEPS} steps in {trained:.0f} s: exact match {mean:.3f} per length {acc}, "
               f"chance {chance:.3f}, margin {mean / chance:.2f}x; adaptive at inference {adaptive}")
         self.assertGreaterEqual(mean, 3 * chance)
         self.assertTrue(np.all(np.isfinite(adaptive)))
+        # The answer rows' head measures: below uniform attention's entropy, spreads ordered, per head.
+        print(f"answer rows: entropy {entropy} of uniform {uniform}, delta {delta}, delta max {delta_max}")
+        self.assertTrue(np.all((entropy >= 0) & (entropy <= uniform)))
+        self.assertTrue(np.all((delta > 0) & (delta <= delta_max)))
+        self.assertEqual(per_head.shape, (2, 4))
 
     def test_learned_scalars_refuse_another_normaliser_at_inference_and_bad_input_exits_2(self):
         model = self.path("ssmax.h5")
