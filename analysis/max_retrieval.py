@@ -5,7 +5,8 @@ numbers, reading an "eval-max" result file into per-(n, model) cells, and the st
 Replicates are trained models: every distinct `checkpoint` of the file is one model (one training
 seed). Models trained with different head normalisers (docs/science.md#remedies) are different
 experiments, never seeds of one: load_eval_max refuses a file that mixes them unless told which
-training normaliser to keep, and load_eval_max_groups splits a file by training normaliser. A model evaluated under several evaluation seeds at the same n has its samples pooled, in
+training normaliser to keep, and load_eval_max_groups splits a file by training normaliser (each
+point's /points/params/train_normaliser, derived by sharp-eval-max from its checkpoint). A model evaluated under several evaluation seeds at the same n has its samples pooled, in
 seed order. "Mean over seeds" below always means the mean over models.
 """
 from __future__ import annotations
@@ -239,9 +240,12 @@ def _training_file(eval_path: str, written: str) -> str | None:
 
 
 def training_normalisers(result: common.Result) -> list:
-    """[P] each point's training normaliser (sharp-train-max's /points/params/normaliser of the
-    model its `checkpoint` FILE.h5#ID names), UNKNOWN_TRAINING when that file or model cannot be
-    read (e.g. the training file was not kept)."""
+    """[P] each point's training normaliser: the /points/params/train_normaliser column that
+    sharp-eval-max derives from each checkpoint; for files without it (older versions), the
+    sharp-train-max /points/params/normaliser of the model its `checkpoint` FILE.h5#ID names, or
+    UNKNOWN_TRAINING when that file or model cannot be read (the training file was not kept)."""
+    if "train_normaliser" in result.params:
+        return [str(v) for v in result.params["train_normaliser"]]
     cache: dict = {}
     out = []
     for reference in result.params["checkpoint"]:

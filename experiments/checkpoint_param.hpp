@@ -22,6 +22,14 @@ inline runner::ParamSpec checkpoint_param(const std::vector<std::string>& accept
                                        accepted);
 }
 
+// The training normaliser of the model a reference FILE.h5#ID names (its /points/params/normaliser,
+// learned scalars as `learn`), e.g. "ssmax:s=learn". Throws sharp::BadInput like the loader below.
+inline std::string max_retrieval_training_normaliser(const std::string& reference,
+                                                     const std::vector<std::string>& accepted = kMaxRetrievalTrainers) {
+  const runner::ResultPoint point = runner::open_point_reference(reference, accepted);
+  return std::get<std::string>(point.file.params(point.id).at("normaliser"));
+}
+
 // The model a reference FILE.h5#ID names. Throws sharp::BadInput when the file, the point or a
 // tensor is unusable.
 inline max_retrieval::TrainedModel load_max_retrieval_model(const std::string& reference,

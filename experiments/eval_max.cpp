@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -78,8 +80,22 @@ public:
     normaliser.list = runner::ListRole::InsidePoint;
     normaliser.allowed = "normaliser specs (docs/science.md#remedies), or `trained` (the model's own)";
     normaliser.check = eval_normaliser_spec_error;
+    // The model's training normaliser as a parameter of every point: the analysis groups models by
+    // it without the training file (models of different remedies are never seeds of one). Read once
+    // per training file while the grid is built.
+    auto cache = std::make_shared<std::map<std::string, std::string>>();
+    runner::ParamSpec train_normaliser = runner::derived_text_param(
+        "train_normaliser", "head normaliser the model was trained with (docs/science.md#learned-scalars: `learn` for a learned scalar)",
+        "--checkpoint (the model's training normaliser)", [cache](const Point& p) -> runner::Value {
+          const std::string& reference = p.text("checkpoint");
+          auto found = cache->find(reference);
+          if (found == cache->end())
+            found = cache->emplace(reference, max_retrieval_training_normaliser(reference)).first;
+          return found->second;
+        });
     return {
         checkpoint,
+        train_normaliser,
         runner::integer_param("n", "2^4..2^14", "items per set", 1).at_most(std::int64_t{1} << 24),
         normaliser,
         runner::integer_param("samples", "1024", "sets per point", 1).at_most(std::int64_t{1} << 20),

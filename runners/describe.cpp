@@ -26,6 +26,7 @@ std::string list_role(ListRole r) {
     case ListRole::GridAxis: return "grid";
     case ListRole::SingleValue: return "single";
     case ListRole::InsidePoint: return "in-point";
+    case ListRole::Derived: return "derived";
   }
   return "grid";
 }
@@ -38,7 +39,7 @@ std::string describe_json(const Experiment& e, const std::vector<ParamSpec>& par
     << ",\n  \"summary\": " << quote(e.summary()) << ",\n  \"notes\": " << quote(e.notes()) << ",\n  \"parameters\": [";
   for (std::size_t i = 0; i < params.size(); ++i) {
     const ParamSpec& p = params[i];
-    j << (i ? "," : "") << "\n    {\"name\": " << quote(p.name) << ", \"flag\": " << quote(p.flag())
+    j << (i ? "," : "") << "\n    {\"name\": " << quote(p.name) << ", \"flag\": " << quote(p.list == ListRole::Derived ? "" : p.flag())
       << ", \"type\": " << quote(type_name(p.type)) << ", \"default\": " << quote(p.default_value)
       << ", \"help\": " << quote(p.help) << ", \"allowed\": " << quote(p.allowed)
       << ", \"list\": " << quote(list_role(p.list)) << "}";

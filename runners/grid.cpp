@@ -234,8 +234,8 @@ std::size_t checked_grid_size(const std::vector<Axis>& axes) {
   return total;
 }
 
-Grid::Grid(std::string experiment, std::vector<Axis> axes)
-    : experiment_(std::move(experiment)), axes_(std::move(axes)) {
+Grid::Grid(std::string experiment, std::vector<Axis> axes, std::vector<ParamSpec> derived)
+    : experiment_(std::move(experiment)), axes_(std::move(axes)), derived_(std::move(derived)) {
   // Cartesian product, the first declared axis varying slowest.
   const std::size_t total = checked_grid_size(axes_);
   points_.reserve(total);
@@ -246,6 +246,19 @@ Grid::Grid(std::string experiment, std::vector<Axis> axes)
     for (std::size_t a = 0; a < axes_.size(); ++a)
       p.values.emplace_back(axes_[a].spec.name, axes_[a].values[digit[a]]);
     p.id = point_id(experiment_, p.values);
+    for (const ParamSpec& d : derived_) {
+      if (d.list != ListRole::Derived || !d.derive)
+        throw std::logic_error("parameter '" + d.name + "' is not a derived parameter");
+      Value v;
+      try {
+        v = d.derive(p);
+      } catch (const BadInput& e) {
+        throw BadInput(d.name + " of point " + p.describe() + ": " + e.what());
+      }
+      if (v.index() != std::size_t(d.type))
+        throw std::logic_error("derived parameter '" + d.name + "' has the wrong type");
+      p.values.emplace_back(d.name, std::move(v));
+    }
     points_.push_back(std::move(p));
     for (std::size_t a = axes_.size(); a-- > 0;) {
       if (++digit[a] < axes_[a].values.size()) break;

@@ -50,10 +50,13 @@ std::size_t checked_grid_size(const std::vector<Axis>& axes);
 
 class Grid {
 public:
-  Grid(std::string experiment, std::vector<Axis> axes);
+  // `derived`: the ListRole::Derived parameters, appended to every point's values after its id
+  // (they are functions of the set values, so they change neither the id nor the fingerprint).
+  Grid(std::string experiment, std::vector<Axis> axes, std::vector<ParamSpec> derived = {});
 
   const std::string& experiment() const { return experiment_; }
   const std::vector<Axis>& axes() const { return axes_; }
+  const std::vector<ParamSpec>& derived() const { return derived_; }
   const std::vector<Point>& points() const { return points_; }
   std::size_t size() const { return points_.size(); }
   // "experiment = bounds\nschema = sharp/1\nn = 2,4,8\n..." keys sorted; values in grid order.
@@ -63,6 +66,7 @@ public:
 private:
   std::string experiment_;
   std::vector<Axis> axes_;
+  std::vector<ParamSpec> derived_;
   std::vector<Point> points_;
   std::string config_text_;
   std::string fingerprint_;

@@ -18,9 +18,9 @@ struct Column {
   std::vector<std::int64_t> ints;
 };
 
-void write_param_column(h5::Group& params, const Axis& axis, const Grid& grid) {
-  const std::string& name = axis.spec.name;
-  switch (axis.spec.type) {
+void write_param_column(h5::Group& params, const ParamSpec& spec, const Grid& grid) {
+  const std::string& name = spec.name;
+  switch (spec.type) {
     case ParamType::Integer: {
       std::vector<std::int64_t> v;
       for (const Point& p : grid.points()) v.push_back(p.integer(name));
@@ -125,7 +125,8 @@ void merge_points(const Experiment& experiment, const Grid& grid, const RunOptio
   for (const Point& p : grid.points()) ids.push_back(p.id);
   points.write_strings("id", ids);
   h5::Group params = points.create_group("params");
-  for (const Axis& axis : grid.axes()) write_param_column(params, axis, grid);
+  for (const Axis& axis : grid.axes()) write_param_column(params, axis.spec, grid);
+  for (const ParamSpec& spec : grid.derived()) write_param_column(params, spec, grid);
   for (const auto& [name, col] : columns) {
     if (col.integer) points.write(name, col.ints);
     else points.write(name, col.reals);

@@ -55,6 +55,10 @@ std::string make_help(const Experiment& e, const std::vector<ParamSpec>& params)
     h << left << wrap(text, 24, 78) << "\n";
   };
   for (const ParamSpec& p : params) {
+    if (p.list == ListRole::Derived) {
+      row(p.name + " (no flag)", p.help + " [" + p.allowed + "]");
+      continue;
+    }
     const bool inside = p.list == ListRole::InsidePoint;
     row(p.flag() + (p.list == ListRole::SingleValue ? " VALUE" : " LIST"),
         p.help + (inside ? " (a list here is evaluated inside each point, not a grid axis)" : "") + " [default " +
@@ -284,7 +288,8 @@ Invocation parse_command_line(const Experiment& experiment, int argc, const char
   params.push_back(seed_param());
 
   po::options_description desc;
-  for (const ParamSpec& p : params) desc.add_options()(option_name(p).c_str(), po::value<std::string>());
+  for (const ParamSpec& p : params)
+    if (p.list != ListRole::Derived) desc.add_options()(option_name(p).c_str(), po::value<std::string>());
   desc.add_options()("config", po::value<std::string>())("out", po::value<std::string>())(
       "threads", po::value<std::string>())("shard", po::value<std::string>())(
       "checkpoint-every", po::value<std::string>())("merge-only", po::bool_switch())(
@@ -339,16 +344,21 @@ Invocation parse_command_line(const Experiment& experiment, int argc, const char
     throw BadInput("--shard and --merge-only exclude each other (a shard never merges)");
 
   std::vector<Axis> axes;
+  std::vector<ParamSpec> derived;
   // The seed axis first: replicates are the slowest-varying dimension of the grid.
   axes.reserve(params.size());
   for (std::size_t i = 0; i < params.size(); ++i) {
     const ParamSpec& p = params[(i + params.size() - 1) % params.size()];
+    if (p.list == ListRole::Derived) {
+      derived.push_back(p);
+      continue;
+    }
     const std::string key = option_name(p);
     const std::string text = vm.count(key) ? vm[key].as<std::string>() : p.default_value;
     axes.push_back(Axis{p, parse_values(p, text)});
   }
   checked_grid_size(axes);  // from the axis sizes, before a single point is built
-  Grid grid(experiment.name(), std::move(axes));
+  Grid grid(experiment.name(), std::move(axes), std::move(derived));
   for (const Point& pt : grid.points()) experiment.validate(pt);
   if (!o.dry_run) check_output_path(o.out);
   inv.grid.emplace(std::move(grid));

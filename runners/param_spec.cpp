@@ -110,4 +110,13 @@ ParamSpec text_param(std::string name, std::string default_value, std::string he
   return p;
 }
 
+ParamSpec derived_text_param(std::string name, std::string help, std::string derived_from,
+                             std::function<Value(const Point&)> derive) {
+  ParamSpec p = base_param(std::move(name), ParamType::Text, "", std::move(help));
+  p.allowed = "not set: derived from " + derived_from;
+  p.list = ListRole::Derived;
+  p.derive = std::move(derive);
+  return p;
+}
+
 }  // namespace sharp::runner

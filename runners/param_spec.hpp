@@ -11,12 +11,17 @@
 
 namespace sharp::runner {
 
+struct Point;
+
 // What a comma-separated list of this parameter means.
 enum class ListRole {
   GridAxis,     // one grid point per value (the usual)
   SingleValue,  // exactly one value
   InsidePoint,  // the whole list is ONE value, evaluated inside each point (e.g. normalisers compared
                 // on the same samples); stored as the items joined by kInPointSeparator
+  Derived,      // not set by the user (no flag, no axis): `derive` computes it from the point's other
+                // values, e.g. the training normaliser of the model a checkpoint names; stored as a
+                // /points/params column like any other, outside the point id and the fingerprint
 };
 inline constexpr char kInPointSeparator = '+';
 
@@ -34,6 +39,10 @@ struct ParamSpec {
   // it (FILE.h5 -> FILE.h5#ID1, FILE.h5#ID2). Applied to every item of the list (and to the default)
   // before parsing; throws sharp::BadInput with the reason when the item cannot be expanded.
   std::function<std::vector<std::string>(const std::string& item)> expand;
+
+  // ListRole::Derived only: the value from the point's set parameters; throws sharp::BadInput when
+  // it cannot be computed (the run is refused before anything is written).
+  std::function<Value(const Point&)> derive;
 
   std::string flag() const;   // "--d-model"
 
@@ -54,6 +63,9 @@ ParamSpec real_param_at_least(std::string name, std::string default_value, std::
                               double minimum);
 ParamSpec text_param(std::string name, std::string default_value, std::string help,
                      std::vector<std::string> choices);
+// A text parameter computed per point from the others (ListRole::Derived); `allowed` says from what.
+ParamSpec derived_text_param(std::string name, std::string help, std::string derived_from,
+                             std::function<Value(const Point&)> derive);
 
 // Which parameters a random stream depends on (besides the seed, always included): a stream keyed
 // on (seed, n, logits) gives the same numbers for every δ and θ — common random numbers.

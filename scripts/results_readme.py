@@ -57,8 +57,12 @@ def section(d):
             "| name | flag | type | default | allowed | meaning |", "|---|---|---|---|---|---|"]
     for p in d["parameters"]:
         meaning = p["help"] + (" (a list is evaluated inside each point, stored as one value joined by `+`)"
-                               if p["list"] == "in-point" else "")
-        out.append(f"| {code(p['name'])} | {code(p['flag'])} | {p['type']} | {code(p['default'])} | "
+                               if p["list"] == "in-point" else
+                               " (computed for each point from its other parameters)"
+                               if p["list"] == "derived" else "")
+        derived = p["list"] == "derived"
+        flag, default = ("none", "none") if derived else (code(p["flag"]), code(p["default"]))
+        out.append(f"| {code(p['name'])} | {flag} | {p['type']} | {default} | "
                    f"{text(p['allowed'])} | {text(meaning)} |")
     for kind, title, head in [
             ("metric", "Metrics (`/points/<name>`, one value per point):", "| name | type | unit | meaning |"),

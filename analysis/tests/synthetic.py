@@ -254,15 +254,20 @@ def eval_max_point(n: int, train_seed: int, seed: int, samples: int, normalisers
 
 def write_eval_max(path, ns=(16, 64, 256, 1024), train_seeds=(1, 2, 3), seeds=(1,), samples=48,
                    normalisers=("softmax", "adaptive"), map_samples=8, map_items=16, train_n=16,
-                   attrs: dict | None = None):
+                   attrs: dict | None = None, train_normaliser: dict | None = None):
     """An "eval-max" file: one point per (checkpoint, n, seed), every normaliser inside each point
-    on the same samples. Checkpoints are "train-max.h5#<id>" of made-up training points."""
+    on the same samples. Checkpoints are "train-max.h5#<id>" of made-up training points.
+    train_normaliser {train seed: spec}: the /points/params/train_normaliser column sharp-eval-max
+    derives from each checkpoint (absent when None, as in files of older versions)."""
     checkpoints = {s: "train-max.h5#" + point_id("train-max", {"seed": s}) for s in train_seeds}
     grid = [dict(checkpoint=checkpoints[t], n=int(n), normaliser="+".join(normalisers),
                  samples=int(samples), chunk=512, map_samples=int(map_samples),
                  map_items=int(map_items), seed=int(e))
             for t, n, e in itertools.product(train_seeds, ns, seeds)]
     models = [t for t, _, _ in itertools.product(train_seeds, ns, seeds)]
+    if train_normaliser is not None:
+        for p, t in zip(grid, models):
+            p["train_normaliser"] = train_normaliser[t]
     cols: dict = {"train_n": [], "train_seed": []}
     arrays = {}
     for index, (p, t) in enumerate(zip(grid, models)):

@@ -430,6 +430,31 @@ def test_models_are_grouped_by_training_normaliser(tmp_path):
     assert mr.load_eval_max(str(path)).train_normaliser == "entmax15"
 
 
+def test_training_normaliser_column_groups_models_without_the_training_file(tmp_path):
+    # sharp-eval-max writes each model's training normaliser as a parameter of every point: the
+    # file alone says which models are seeds of one remedy; the column wins over a training file.
+    path = tmp_path / "eval-max.h5"
+    kinds = {1: "softmax", 2: "entmax:alpha=learn", 3: "softmax", 4: "entmax:alpha=learn"}
+    synthetic.write_eval_max(path, ns=(16, 64), train_seeds=(1, 2, 3, 4), samples=8,
+                             train_normaliser=kinds)
+    _training_file(tmp_path / "train-max.h5", {s: "sparsemax" for s in kinds})  # stale: ignored
+    with pytest.raises(common.ResultFileError, match="mixes models trained with normalisers "
+                                                     "entmax:alpha=learn, softmax"):
+        mr.load_eval_max(str(path))
+    groups = mr.load_eval_max_groups(str(path))
+    assert list(groups) == ["entmax:alpha=learn", "softmax"]
+    assert groups["softmax"].train_seeds == [1, 3]
+    assert groups["entmax:alpha=learn"].train_seeds == [2, 4]
+    # Accuracies of one group are the per-model means of its own models only.
+    softmax = groups["softmax"]
+    assert softmax.models(64) == 2
+    assert [c.train_seed for c in softmax.cells[64]] == [1, 3]
+    one = tmp_path / "one.h5"
+    synthetic.write_eval_max(one, ns=(16,), train_seeds=(1, 2), samples=8,
+                             train_normaliser={1: "stieltjes:q=2", 2: "stieltjes:q=2"})
+    assert mr.load_eval_max(str(one)).train_normaliser == "stieltjes:q=2"
+
+
 def test_remedies_figure_groups_models_and_needs_trained(tmp_path):
     import fig_remedies
     path = tmp_path / "eval-remedies.h5"

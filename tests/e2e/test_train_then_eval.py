@@ -135,6 +135,9 @@ class TrainedNormaliser(ResultDirCase):
         with h5py.File(out, "r") as f:
             ckpt = [c.rsplit("#", 1)[1] for c in f["points/params/checkpoint"].asstr()[()]]
             pids = list(f["points/id"].asstr()[()])
+            # Every point names its model's training normaliser (a derived parameter, no flag).
+            self.assertEqual(list(f["points/params/train_normaliser"].asstr()[()]),
+                             [trained_with[ids.index(m)] for m in ckpt])
             for i, model in enumerate(ckpt):
                 arr = f["arrays"][pids[i]]
                 same = f"correct.{fixed}" if model == ssmax else "correct.entmax15"
@@ -144,6 +147,8 @@ class TrainedNormaliser(ResultDirCase):
                                            rtol=1e-12)
         # `trained` is a word of the list, checked like a spec.
         run("sharp-eval-max", "--checkpoint", self.models, "--normaliser", "trained+trained",
+            "--dry-run", check=2)
+        run("sharp-eval-max", "--checkpoint", self.models, "--train-normaliser", "softmax",
             "--dry-run", check=2)
 
 

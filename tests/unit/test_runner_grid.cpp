@@ -139,6 +139,34 @@ TEST(GridParser, ExpandTurnsOneItemIntoSeveralValuesOrOneClearError) {
   EXPECT_THROW(parse_values(files, "a.h5,a.h5#1"), BadInput);  // a.h5#1 twice
 }
 
+// A derived parameter (e.g. eval-max's training normaliser from --checkpoint): computed per point
+// from the set values, appended after them, outside the point id and the fingerprint; a failure to
+// compute it is bad input naming the parameter and the point.
+TEST(GridParser, DerivedParameterIsAFunctionOfThePointOutsideItsId) {
+  const ParamSpec law = derived_text_param("law", "the law", "--n", [](const Point& p) -> Value {
+    if (p.integer("n") == 13) throw BadInput("no law for 13");
+    return p.integer("n") % 2 ? std::string("odd") : std::string("even");
+  });
+  EXPECT_EQ(law.list, ListRole::Derived);
+  const Grid plain("fake", {Axis{n_spec, parse_values(n_spec, "2,3")}});
+  const Grid derived("fake", {Axis{n_spec, parse_values(n_spec, "2,3")}}, {law});
+  ASSERT_EQ(derived.size(), 2u);
+  EXPECT_EQ(derived.points()[0].text("law"), "even");
+  EXPECT_EQ(derived.points()[1].text("law"), "odd");
+  EXPECT_EQ(derived.points()[1].values.back().first, "law");
+  for (std::size_t i = 0; i < 2; ++i) EXPECT_EQ(derived.points()[i].id, plain.points()[i].id);
+  EXPECT_EQ(derived.fingerprint(), plain.fingerprint());
+  ASSERT_EQ(derived.derived().size(), 1u);
+  try {
+    Grid("fake", {Axis{n_spec, parse_values(n_spec, "13")}}, {law});
+    FAIL() << "no error";
+  } catch (const BadInput& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("law of point n=13: no law for 13"), std::string::npos) << m;
+  }
+  EXPECT_THROW(Grid("fake", {Axis{n_spec, parse_values(n_spec, "2")}}, {n_spec}), std::logic_error);
+}
+
 TEST(CommandLine, EveryBadInputOfTheIssueIsOneClearError) {
   EXPECT_NE(error_of({"--n", "0"}).find("--n"), std::string::npos);                  // n < 1
   EXPECT_NE(error_of({"--logits", "two-point", "--n", "1"}).find("n >= 2"), std::string::npos);
