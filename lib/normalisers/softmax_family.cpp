@@ -86,7 +86,7 @@ class Softmax final : public SoftmaxFamily {
  protected:
   template <class T>
   void impl(const T* z, T* p, std::size_t n, Workspace& ws, bool parallel) const {
-    softmax_row(z, p, n, beta_, parallel, ws);
+    softmax_weights(z, p, n, beta_, parallel, ws);
   }
   void forward_impl(const double* z, double* p, std::size_t n, Workspace& ws, bool par) const override {
     impl(z, p, n, ws, par);
@@ -119,7 +119,7 @@ class Ssmax final : public SoftmaxFamily {
       for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<double>(z[i]) > -INFINITY ? T(1) : T(0);
       return;
     }
-    softmax_row(z, p, n, s_ * std::log(static_cast<double>(scan.unmasked)), parallel, ws);
+    softmax_weights(z, p, n, s_ * std::log(static_cast<double>(scan.unmasked)), parallel, ws);
   }
   void forward_impl(const double* z, double* p, std::size_t n, Workspace& ws, bool par) const override {
     impl(z, p, n, ws, par);
@@ -152,7 +152,7 @@ class Adaptive final : public SoftmaxFamily {
     if (beta == 1.0) {
       normalise_terms(p, n, 1.0, at_one, parallel, ws);
     } else {
-      softmax_row(z, p, n, beta, parallel, ws);
+      softmax_weights(z, p, n, beta, parallel, ws);
     }
   }
   void forward_impl(const double* z, double* p, std::size_t n, Workspace& ws, bool par) const override {

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "core/parallel_for.hpp"
 #include "core/simd_exp.hpp"
 #include "normalisers/row_checks.hpp"
 #include "normalisers/simd_io.hpp"
+#include "normalisers/softmax_float_block.hpp"
 
 namespace sharp::norm {
 namespace {
@@ -108,8 +110,37 @@ BlockResult block_pass_with_shift(const T* z, T* p, std::size_t len, double beta
 // 16-entry row; from 256 entries on the fused shift is faster).
 constexpr std::size_t kFmaShiftMinLength = 256;
 
-template <class T, bool kStore>
+// A float block in float lanes (softmax_float_block.hpp), its sums turned into a BlockResult as the
+// fused shift's are: the terms carry 2^d, d = the residual of the rounded reference.
+template <bool kStore, bool kWeighted>
+bool float_lanes_pass(const float* z, float* p, std::size_t len, double beta, double shift, BlockResult& out) {
+  const detail::FloatBlockSums f = detail::float_block_pass<kStore, kWeighted>(z, p, len, beta, shift);
+  if (!f.applicable) return false;
+  out = BlockResult{};
+  out.stats.max = f.max;
+  out.stats.shift = shift;
+  const double d = f.residual;
+  const double undo = d == 0.0 ? 1.0 : pow2_of_residual(-d);
+  out.stats.sum = undo * f.sum;
+  out.stats.weighted = kWeighted ? kLn2 * undo * (f.weighted - d * f.sum) : 0.0;   // unused without kWeighted
+  out.stored_log2 = d;
+  out.bad = std::isnan(out.stats.sum) || std::isnan(out.stats.weighted) || out.stats.max == -kNegInf;
+  return true;
+}
+
+// How a float row's blocks run: in double lanes (adaptive's first pass, whose entropy sets a beta
+// that moves every weight: float exps would move its tail weights by tens of ulp), or in float lanes
+// with the weighted sum (statistics) or without it (weights only). Double rows ignore it.
+enum class FloatLanes { kNo, kSumOnly, kWeighted };
+
+// Float rows of more than kNarrowRow entries run in float lanes when asked, unless the reference is
+// too large for them.
+template <class T, bool kStore, FloatLanes kLanes = FloatLanes::kWeighted>
 BlockResult with_shift(const T* z, T* p, std::size_t len, double beta, double shift) {
+  if constexpr (std::is_same_v<T, float> && kLanes != FloatLanes::kNo) {
+    BlockResult out;
+    if (float_lanes_pass<kStore, kLanes == FloatLanes::kWeighted>(z, p, len, beta, shift, out)) return out;
+  }
   if (len >= kFmaShiftMinLength && std::fabs(shift * (beta * sharp::simd::kLog2e)) <= 0x1p50) {
     return block_pass_with_shift<T, kStore, true>(z, p, len, beta, shift);
   }
@@ -137,11 +168,11 @@ double first_entries_max(const T* z, std::size_t len) {
 // e^kMaxExcess: e^512 (x 2048 terms) is far from double overflow, e^64 from float overflow where a
 // float p stores the terms. The shift below the max costs the entropy up to ~kMaxExcess ulp of
 // cancellation (1e-13).
-template <class T, bool kStore>
+template <class T, bool kStore, FloatLanes kLanes>
 BlockResult block_pass(const T* z, T* p, std::size_t len, double beta) {
   constexpr double kMaxExcess = (kStore && sizeof(T) < sizeof(double)) ? 64.0 : 512.0;
   const double shift = first_entries_max(z, len);
-  BlockResult r = with_shift<T, kStore>(z, p, len, beta, shift);
+  BlockResult r = with_shift<T, kStore, kLanes>(z, p, len, beta, shift);
   if (r.stats.max == kNegInf) {   // the whole block is masked, unless a NaN hides among -inf
     for (std::size_t i = 0; i < len; ++i) {
       if (std::isnan(static_cast<double>(z[i]))) return r;   // r.bad is set: NaN sums
@@ -150,7 +181,7 @@ BlockResult block_pass(const T* z, T* p, std::size_t len, double beta) {
     return BlockResult{};
   }
   if (!(beta * (r.stats.max - shift) <= kMaxExcess) && r.stats.max < -kNegInf) {
-    r = with_shift<T, kStore>(z, p, len, beta, r.stats.max);
+    r = with_shift<T, kStore, kLanes>(z, p, len, beta, r.stats.max);
   }
   return r;
 }
@@ -198,7 +229,7 @@ OnlineSoftmax<> narrow_row(const T* z, T* p, std::size_t n, double beta) {
 constexpr std::size_t kBlockSlot = 3;
 
 // Runs every block (in parallel when asked), merges in block order, and reports problems.
-template <class T, bool kStore>
+template <class T, bool kStore, FloatLanes kLanes = FloatLanes::kWeighted>
 OnlineSoftmax<> all_blocks(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws) {
   const std::size_t blocks = (n + kSoftmaxBlock - 1) / kSoftmaxBlock;
   OnlineSoftmax<> total;
@@ -212,7 +243,7 @@ OnlineSoftmax<> all_blocks(const T* z, T* p, std::size_t n, double beta, bool pa
     return r;
   }
   if (blocks <= 1) {
-    const BlockResult r = block_pass<T, kStore>(z, p, n, beta);
+    const BlockResult r = block_pass<T, kStore, kLanes>(z, p, n, beta);
     if (r.bad || r.stats.max == kNegInf) throw_row_problem(z, n);
     if constexpr (kStore) {
       double* scales = ws.doubles(kBlockSlot, 2);
@@ -227,7 +258,7 @@ OnlineSoftmax<> all_blocks(const T* z, T* p, std::size_t n, double beta, bool pa
   auto run_block = [&](std::size_t b) {
     const std::size_t first = b * kSoftmaxBlock;
     const std::size_t len = std::min(kSoftmaxBlock, n - first);
-    const BlockResult r = block_pass<T, kStore>(z + first, p ? p + first : nullptr, len, beta);
+    const BlockResult r = block_pass<T, kStore, kLanes>(z + first, p ? p + first : nullptr, len, beta);
     double* out = res + kStride * b;
     out[0] = r.stats.shift;
     out[1] = r.stats.sum;
@@ -254,12 +285,28 @@ OnlineSoftmax<> all_blocks(const T* z, T* p, std::size_t n, double beta, bool pa
   return total;
 }
 
-template <class T>
-void scale_block(T* p, std::size_t len, double factor) {
+// p *= factor: doubles in double lanes; floats in float lanes by the factor rounded to float (two
+// roundings, at most 1 ulp, where widening would cost as much as the float kernel's sums).
+inline void scale_block(double* p, std::size_t len, double factor) {
   const batch_d f(factor);
   std::size_t i = 0;
   for (; i + simd::kLanes <= len; i += simd::kLanes) simd::store_batch(p + i, simd::load_batch(p + i) * f);
-  for (; i < len; ++i) p[i] = static_cast<T>(static_cast<double>(p[i]) * factor);
+  for (; i < len; ++i) p[i] *= factor;
+}
+inline void scale_block(float* p, std::size_t len, double factor) {
+  if (!(factor >= 0x1p-100)) {   // a factor near FLT_MIN would lose bits as a float: double lanes
+    std::size_t i = 0;
+    const batch_d f(factor);
+    for (; i + simd::kLanes <= len; i += simd::kLanes) simd::store_batch(p + i, simd::load_batch(p + i) * f);
+    for (; i < len; ++i) p[i] = static_cast<float>(static_cast<double>(p[i]) * factor);
+    return;
+  }
+  using BF = xsimd::batch<float>;
+  const float ff = static_cast<float>(factor);
+  const BF f(ff);
+  std::size_t i = 0;
+  for (; i + BF::size <= len; i += BF::size) (BF::load_unaligned(p + i) * f).store_unaligned(p + i);
+  for (; i < len; ++i) p[i] *= ff;
 }
 
 }  // namespace
@@ -272,7 +319,7 @@ OnlineSoftmax<> softmax_row_statistics(const T* z, std::size_t n, double beta, b
 
 template <class T>
 OnlineSoftmax<> softmax_terms(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws) {
-  return all_blocks<T, true>(z, p, n, beta, parallel, ws);
+  return all_blocks<T, true, FloatLanes::kNo>(z, p, n, beta, parallel, ws);
 }
 
 template <class T>
@@ -312,15 +359,27 @@ OnlineSoftmax<> softmax_row(const T* z, T* p, std::size_t n, double beta, bool p
     scale_block(p, n, 1.0 / total.sum);
     return total;
   }
-  const OnlineSoftmax<> total = softmax_terms(z, p, n, beta, parallel, ws);
+  const OnlineSoftmax<> total = all_blocks<T, true>(z, p, n, beta, parallel, ws);
   normalise_terms(p, n, beta, total, parallel, ws);
   return total;
+}
+
+template <class T>
+void softmax_weights(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws) {
+  if (n <= kNarrowRow || std::is_same_v<T, double>) {
+    softmax_row(z, p, n, beta, parallel, ws);
+    return;
+  }
+  const OnlineSoftmax<> total = all_blocks<T, true, FloatLanes::kSumOnly>(z, p, n, beta, parallel, ws);
+  normalise_terms(p, n, beta, total, parallel, ws);
 }
 
 template OnlineSoftmax<> softmax_row_statistics<double>(const double*, std::size_t, double, bool, Workspace&);
 template OnlineSoftmax<> softmax_row_statistics<float>(const float*, std::size_t, double, bool, Workspace&);
 template OnlineSoftmax<> softmax_row<double>(const double*, double*, std::size_t, double, bool, Workspace&);
 template OnlineSoftmax<> softmax_row<float>(const float*, float*, std::size_t, double, bool, Workspace&);
+template void softmax_weights<double>(const double*, double*, std::size_t, double, bool, Workspace&);
+template void softmax_weights<float>(const float*, float*, std::size_t, double, bool, Workspace&);
 template OnlineSoftmax<> softmax_terms<double>(const double*, double*, std::size_t, double, bool, Workspace&);
 template OnlineSoftmax<> softmax_terms<float>(const float*, float*, std::size_t, double, bool, Workspace&);
 template void normalise_terms<double>(double*, std::size_t, double, const OnlineSoftmax<>&, bool, Workspace&);

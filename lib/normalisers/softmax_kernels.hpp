@@ -1,6 +1,8 @@
 #pragma once
 // Vectorised softmax-family row kernels (docs/science.md#notation, docs/science.md#adaptive-temperature): the statistics of softmax(beta*z) in one pass
-// and p = softmax(beta*z) itself, for double and float rows, accumulating in double.
+// and p = softmax(beta*z) itself, for double and float rows, accumulating in double. Float rows of
+// more than kNarrowRow entries compute in float lanes (softmax_float_block.hpp); their outputs stay
+// within 4 float ulp of the double kernel's rounded to float (tests/unit/test_softmax_float.cpp).
 //
 // A row is cut into fixed blocks of kSoftmaxBlock entries. Each block gets its own reference point
 // and the sums relative to it; blocks are merged in index order. The block partition does not depend on the
@@ -34,6 +36,11 @@ OnlineSoftmax<> softmax_row_statistics(const T* z, std::size_t n, double beta, b
 // of p comes for free. Throws sharp::NumericError like softmax_row_statistics.
 template <class T>
 OnlineSoftmax<> softmax_row(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws);
+
+// p = softmax(beta*z) alone, for callers that do not need the statistics: float rows then skip the
+// weighted sum (the entropy's), a quarter of the float kernel's work. Throws like softmax_row.
+template <class T>
+void softmax_weights(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws);
 
 // softmax_row in its two halves, for a caller that may discard the terms (adaptive temperature
 // chooses beta from the statistics of the beta = 1 pass and keeps its terms only when beta = 1):
