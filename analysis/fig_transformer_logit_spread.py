@@ -1,8 +1,9 @@
 """The logit-spread table across heads (docs/science.md#figures) from a "transformer-dispersion"
 result file, beside the paper's Gemma rows (docs/science.md#logit-spread-in-llms).
 
-One row per model (random at each init scale, the negative controls, and trained models when the
-file has them): at the model's largest n, each head's δ = its largest row spread max − min of the
+One row per model (random at each init scale, the negative controls, and trained models: those of
+the file, and those of transformer-dispersion-trained.h5 beside it, one row per training recipe
+with its seeds pooled): at the model's largest n, each head's δ = its largest row spread max − min of the
 scaled, masked logits; the row gives the range over heads, mean ± std, the number of heads, and the
 theorem check's verdict across n (analysis/transformer_theorem.py). Gemma 2B and 7B are the
 paper's measurements on one source-code input (their weights are not available offline). Writes
@@ -14,12 +15,14 @@ logits' (before β): adaptive meets softmax once H > 5.94.
 """
 from __future__ import annotations
 
+import os
 import sys
 
 import numpy as np
 import matplotlib.pyplot as plt
 
 import common
+import trained_dispersion as td
 import transformer_panels as tp
 import transformer_theorem
 
@@ -49,9 +52,35 @@ def model_name(check) -> str:
     return ", ".join(parts) + f" (seed {k['seed']})"
 
 
-def table_rows(result: common.Result) -> list:
-    """[[cell, ...]] in HEADER order: our models (trained first, then by scheme and scale), then Gemma."""
+def trained_rows(path: str) -> list:
+    """Rows of the trained models of a file (sharp-transformer-dispersion --checkpoint), one per
+    (task, trained normaliser, input) with the heads of its seeds pooled, at the largest n they share."""
+    result, models = td.trained_models(path)
     rows = []
+    for (task, normaliser, kind), members in sorted(td.groups(models).items(),
+                                                    key=lambda g: (g[0][0], td.normaliser_order(g[0][1]), g[0][2])):
+        checked = [m for m in members if m.check is not None]
+        if not checked:
+            continue
+        n = min(int(m.n[-1]) for m in checked)
+        delta = np.concatenate([np.asarray(result.arrays(result.ids[m.rows[list(m.n).index(n)]])["delta_max"],
+                                           dtype=float).ravel() for m in checked if n in m.n])
+        growth = max(float(m.check.growth.max()) for m in checked)
+        bounded = all(m.check.levels_off for m in checked)
+        seeds = sorted({m.seed for m in checked})
+        what = "" if kind == "task" else f", {kind} tokens"
+        name = (f"trained {task}, {normaliser} ({checked[0].positional}, "
+                f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''}){what}")
+        rows.append([name, common.power_of_two_label(n).replace("{", "").replace("}", ""), str(delta.size),
+                     f"[{fmt(delta.min())}, {fmt(delta.max())}]", f"{fmt(delta.mean())} ± {fmt(delta.std())}",
+                     ("bounded" if bounded else "grows") + f" ({growth:.2f}x)"])
+    return rows
+
+
+def table_rows(result: common.Result, trained: list = ()) -> list:
+    """[[cell, ...]] in HEADER order: `trained` rows (trained_rows of another file), our models
+    (trained first, then by scheme and scale), then Gemma."""
+    rows = list(trained)
     checks = transformer_theorem.check_models(result)
 
     def order(c):
@@ -84,7 +113,9 @@ def markdown(rows: list) -> str:
     lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return ("Logit spread δ across heads at each model's largest n (δ per head: its largest row spread); "
-            "Gemma rows from the paper (docs/science.md#logit-spread-in-llms).\n\n" + "\n".join(lines) + "\n")
+            "trained models on prompts of their own task (n: the prompts' token budget) unless the row says "
+            "otherwise; Gemma rows from the paper (docs/science.md#logit-spread-in-llms).\n\n"
+            + "\n".join(lines) + "\n")
 
 
 def draw(rows: list):
@@ -93,7 +124,7 @@ def draw(rows: list):
     ax = fig.add_subplot(111)
     ax.axis("off")
     table = ax.table(cellText=rows, colLabels=HEADER, loc="center", cellLoc="left", colLoc="left",
-                     colWidths=[0.38, 0.07, 0.06, 0.16, 0.16, 0.17])
+                     colWidths=[0.42, 0.07, 0.06, 0.14, 0.15, 0.16])
     table.auto_set_font_size(False)
     table.set_fontsize(7)
     table.scale(1.0, 1.25)
@@ -105,6 +136,8 @@ def draw(rows: list):
             cell.set_facecolor("#f2f2f2")
         elif rows[r - 1][-1].startswith("grows"):
             cell.set_facecolor("#fdecea")
+        elif rows[r - 1][0].startswith("trained"):
+            cell.set_facecolor("#eaf2fb")
     ax.set_title("Logit spread δ across heads (ours at the largest n; Gemma: the paper's)", fontsize=8.5)
     return fig
 
@@ -113,7 +146,14 @@ def make(path: str, outdir: str) -> list:
     """transformer_logit_spread.{png,pdf,md}; returns the paths."""
     result = common.load_result(path, EXPERIMENT)
     result.require(params=transformer_theorem.MODEL_PARAMS + ("n",), metrics=("delta_max",))
-    rows = table_rows(result)
+    trained_path = os.path.join(os.path.dirname(os.path.abspath(path)), td.INPUT_FILE)
+    trained = []
+    if os.path.exists(trained_path):
+        try:
+            trained = trained_rows(trained_path)
+        except common.ResultFileError as err:
+            common.loud_warning(f"trained models left out of the spread table: {err}")
+    rows = table_rows(result, trained)
     if len(rows) == len(GEMMA):
         raise common.ResultFileError(f"{path}: no model has two input lengths at least 4x apart; "
                                      f"no spread to tabulate.")

@@ -28,6 +28,7 @@ import fig_remedies  # noqa: E402
 import fig_transformer_alpha  # noqa: E402
 import fig_transformer_entropy  # noqa: E402
 import fig_transformer_logit_spread  # noqa: E402
+import fig_transformer_trained  # noqa: E402
 import fig_weight_bound  # noqa: E402
 import max_accuracy_table  # noqa: E402
 
@@ -45,6 +46,7 @@ FIGURES = [
     ("transformer_alpha", fig_transformer_alpha.INPUT_FILE, fig_transformer_alpha.make),
     ("transformer_entropy", fig_transformer_entropy.INPUT_FILE, fig_transformer_entropy.make),
     ("transformer_logit_spread", fig_transformer_logit_spread.INPUT_FILE, fig_transformer_logit_spread.make),
+    ("transformer_entropy_trained", fig_transformer_trained.INPUT_FILE, fig_transformer_trained.make),
     ("text_accuracy", fig_text_accuracy.INPUT_FILE, fig_text_accuracy.make),
 ]
 

@@ -103,11 +103,13 @@ SECTIONS = (
             "rule gives the model the highest mean log-probability of the right class."),)),
     Section(
         "transformers", "Transformers disperse", "transformers-disperse",
-        ("transformer-dispersion.h5",),
+        ("transformer-dispersion.h5", "transformer-dispersion-trained.h5"),
         "Over a finite vocabulary with bounded positions every global head's logits stay bounded, "
         "so every head disperses as n grows; random and trained transformers are measured per "
         "head, with positional schemes that break the hypothesis as negative controls. The "
-        "spreads stand in for the paper's Gemma measurements (docs/science.md#logit-spread-in-llms).",
+        "trained ones are the algorithmic-text models reading prompts of their own task, grown "
+        "past the training lengths. The spreads stand in for the paper's Gemma measurements "
+        "(docs/science.md#logit-spread-in-llms).",
         figures=(
             Figure("transformer_alpha", "transformer-dispersion.h5", "Largest coefficient per head against n",
                    "Each panel one random model; lines: α_max of the last row of every head, dotted: "
@@ -119,10 +121,22 @@ SECTIONS = (
                    "(dashed) and ln n (dotted): dispersing heads climb parallel to the baseline, the "
                    "negative controls level off or fall. For adaptive-temperature heads the curves "
                    "meet softmax's once H > 5.94 (β = 1 there)."),
+            Figure("transformer_entropy_trained", "transformer-dispersion-trained.h5",
+                   "Head entropy of trained text models against prompt length",
+                   "Top: entropy at the answer position (the prompt's last row) against the prompt "
+                   "length, bottom: mean entropy over every row; mean over heads, shaded from the "
+                   "lowest to the highest head. Left: random models on uniform tokens (NoPE; ALiBi, "
+                   "the negative control); then each trained task, one colour per trained-in "
+                   "normaliser, grey where the prompts are of training lengths. Beside ln n (dotted) "
+                   "and ln(n!)/n (dashed): the trained heads disperse too, their mean entropy climbing "
+                   "with the prompt past the training lengths, below ln n; a head whose logit spread "
+                   "δ is large (e^δ far above n) may still stay sharp. Adaptive meets softmax once "
+                   "H > 5.94 (β = 1 there)."),
             Figure("transformer_logit_spread", "transformer-dispersion.h5", "Logit spread across heads",
                    "δ per head (its largest row spread) at the largest n: range and mean ± std over "
-                   "heads per model, beside the paper's Gemma 2B/7B rows; shaded rows are the "
-                   "negative controls, whose δ grows with n. Random models at init scale 1 land near "
+                   "heads per model, beside the paper's Gemma 2B/7B rows; blue rows are the trained "
+                   "text models on prompts of their task (seeds pooled), red rows the negative "
+                   "controls, whose δ grows with n. Random models at init scale 1 land near "
                    "Gemma's spreads; adaptive meets softmax once H > 5.94."),
         ),
         tables=("transformer_theorem",)),

@@ -16,14 +16,15 @@ import common
 EXPERIMENT = "eval-text"
 
 
-def trained_normalisers(eval_path: str, references: list) -> dict:
-    """checkpoint reference -> the normaliser its model was trained with (model id when unknown)."""
+def training_params(path: str, references: list) -> dict:
+    """checkpoint reference FILE.h5#ID -> its training point's parameters {name: value} (None when its
+    file or point cannot be read). FILE.h5 is looked up beside `path` (the file that names it) first."""
     out, files = {}, {}
     for ref in references:
         file, _, point = ref.rpartition("#")
         if file not in files:
             files[file] = None
-            for candidate in (os.path.join(os.path.dirname(os.path.abspath(eval_path)), os.path.basename(file)), file):
+            for candidate in (os.path.join(os.path.dirname(os.path.abspath(path)), os.path.basename(file)), file):
                 if os.path.exists(candidate):
                     try:
                         files[file] = common.load_result(candidate, "train-text")
@@ -31,12 +32,17 @@ def trained_normalisers(eval_path: str, references: list) -> dict:
                         files[file] = None
                     break
         train = files[file]
-        label = f"model {point[:6]}"
+        out[ref] = None
         if train is not None and point in train.ids:
             row = train.ids.index(point)
-            label = str(common._decode(train.params["normaliser"][row]))
-        out[ref] = label
+            out[ref] = {name: common._decode(values[row]) for name, values in train.params.items()}
     return out
+
+
+def trained_normalisers(eval_path: str, references: list) -> dict:
+    """checkpoint reference -> the normaliser its model was trained with (model id when unknown)."""
+    params = training_params(eval_path, references)
+    return {ref: str(p["normaliser"]) if p else f"model {ref.rpartition('#')[2][:6]}" for ref, p in params.items()}
 
 
 def unseen_pools(path: str) -> dict:

@@ -62,6 +62,8 @@ class ModelCheck:
 
     def label(self) -> str:
         k = self.key
+        if k["checkpoint"] != "none":
+            return f"trained {k['checkpoint']} ({k['input']} inputs, {k['samples']} samples)"
         name = f"{k['positional']}{'' if k['layer_norm'] else ' no-LN'} init {k['init_scale']:g}"
         extras = [f"{k['layers']}x{k['heads']} d{k['d_model']}", k["input"], k["normaliser"]]
         if not k["causal"]:
@@ -107,11 +109,15 @@ def check_models(result: common.Result) -> list:
         growth = sup[-1] / sup[start]
         beta = np.array([a["beta_max"] for a in per_n])             # NaN: no effective β
         beta = np.where(np.isfinite(beta), beta, 1.0)
-        alpha_last = np.array([a["alpha_max_last"] for a in per_n])
-        n_col = np.array(ns, dtype=float)[:, None, None]
+        # k·α_max of the last row, k its keys (n, or a task prompt's own length <= n); files made
+        # before the array existed: n·α_max.
+        if all("n_alpha_max_last" in a for a in per_n):
+            n_alpha = np.array([a["n_alpha_max_last"] for a in per_n])
+        else:
+            n_alpha = np.array(ns, dtype=float)[:, None, None] * np.array([a["alpha_max_last"] for a in per_n])
         with np.errstate(over="ignore"):
             bound = np.exp(beta * sup[-1][None])
-        bound_holds = bool(np.all(n_col * alpha_last <= bound * (1 + 1e-12)))
+        bound_holds = bool(np.all(n_alpha <= bound * (1 + 1e-12)))
         alpha_half = np.array([float(np.mean(a["alpha_max_half_mean"])) for a in per_n])
         alpha_ratio = float(alpha_half[-1] / alpha_half[start])
         lemma = int(np.sum(result.metrics["lemma_violations"][rows]))

@@ -23,8 +23,8 @@ struct TrainedTextModel {
   text_model::TaskMix mix;                   // what it was trained on
 };
 
-inline TrainedTextModel load_text_model(const std::string& reference) {
-  const runner::ResultPoint point = runner::open_point_reference(reference, kTextTrainers);
+namespace text_checkpoint_detail {
+inline TrainedTextModel describe(const std::string& reference, const runner::ResultPoint& point) {
   const auto params = point.file.params(point.id);
   auto integer = [&](const char* name) { return std::size_t(std::get<std::int64_t>(params.at(name))); };
   auto text = [&](const char* name) { return std::get<std::string>(params.at(name)); };
@@ -41,6 +41,19 @@ inline TrainedTextModel load_text_model(const std::string& reference) {
   m.mix.algorithms = text_model::parse_algorithm_mix(text("algorithms"));
   m.mix.lengths = text_model::parse_lengths(text("lengths"));
   m.mix.trace = text("trace") == "on";
+  return m;
+}
+}  // namespace text_checkpoint_detail
+
+// The model a reference names without its weights (params stays empty): what a check of the
+// point needs (shape, positional scheme, training mix), without reading every tensor.
+inline TrainedTextModel load_text_config(const std::string& reference) {
+  return text_checkpoint_detail::describe(reference, runner::open_point_reference(reference, kTextTrainers));
+}
+
+inline TrainedTextModel load_text_model(const std::string& reference) {
+  const runner::ResultPoint point = runner::open_point_reference(reference, kTextTrainers);
+  TrainedTextModel m = text_checkpoint_detail::describe(reference, point);
   m.params = transformer::params_from_arrays<float>(transformer::make_layout(m.config),
                                                     point.file.arrays_with_prefix(point.id, transformer::kParamPrefix));
   return m;

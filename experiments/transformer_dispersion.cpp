@@ -19,6 +19,7 @@
 #include "head_measure/row_recorder.hpp"
 #include "nn/omp_threads.hpp"
 #include "random/counter_rng.hpp"
+#include "text_model/task_prompt.hpp"
 #include "runners/main.hpp"
 #include "transformer/config.hpp"
 #include "transformer/model.hpp"
@@ -30,7 +31,7 @@ using runner::Record;
 
 namespace {
 
-const std::vector<std::string> kInputs = {"uniform", "needle"};
+const std::vector<std::string> kInputs = {"uniform", "needle", "task"};
 // Parameters that shape a random model; a trained model (--checkpoint) brings its own.
 // (normaliser too: a trained model's heads keep the normaliser, and learned scalars, they were trained with.)
 const std::vector<std::string> kRandomOnly = {"layers",     "heads",      "d_model",    "vocab",     "causal",
@@ -102,6 +103,14 @@ double mean_of(const std::vector<double>& v) {
   return s / double(v.size());
 }
 
+// One forward pass: its rows, its tokens [batch, length], and per sequence the task length (keys of a
+// task prompt; 0 for uniform and needle inputs).
+struct Pass {
+  head_measure::RowRecorder recorder;
+  std::vector<std::int32_t> tokens;
+  std::vector<std::int64_t> task_lengths;
+};
+
 }  // namespace
 
 class TransformerDispersionExperiment final : public runner::Experiment {
@@ -116,7 +125,9 @@ public:
            "the row's effective beta (violations must be 0), summarised per head (docs/science.md#measuring-heads) "
            "over the last row and over rows with k >= n/2, beside the head's weight-norm bound "
            "(docs/science.md#weight-norm-bound). /points hold aggregates over heads, /arrays the per-head values "
-           "[layer, head]. The check across n: analysis/transformer_theorem.py FILE.h5.";
+           "[layer, head]. A trained text model (--checkpoint) can instead read prompts of its own task of growing "
+           "length (--input task), measured at the answer position. The check across n: "
+           "analysis/transformer_theorem.py FILE.h5.";
   }
   std::vector<runner::ParamSpec> parameters() const override {
     // A sharp-train-text model (FILE.h5 = every model of the file, FILE.h5#ID = one), or `none`.
@@ -151,7 +162,11 @@ public:
             .at_most(std::int64_t{1} << 20),
         normaliser,
         runner::integer_param("n", "2^4..2^14", "input length (tokens)", 1).at_most(std::int64_t{1} << 17),
-        runner::text_param("input", "uniform", "uniform: i.i.d. uniform tokens; needle: one repeated token and one other token at a random position", kInputs),
+        runner::text_param("input", "uniform",
+                           "uniform: i.i.d. uniform tokens; needle: one repeated token and one other token at a random "
+                           "position; task (--checkpoint only): the prompt of the model's task with the most keys that "
+                           "fits n tokens, measured at its last row, the answer position",
+                           kInputs),
         runner::integer_param("samples", "1", "input sequences per point", 1).at_most(std::int64_t{1024}),
         flag_param("row_arrays", "0", "1: also store every row's statistics (row.<stat> [layer, head, sample, n]; 32 MB at n = 2^16)"),
     };
@@ -161,7 +176,8 @@ public:
     const std::vector<std::string> lh = {"*", "*"};
     runner::OutputSpec rows = array_real("row.<stat>", {"*", "*", "samples", "n"}, "",
                                          "one statistic of every query row: delta (logit units), alpha_max, alpha_min "
-                                         "(probability), entropy (nats), beta (NaN outside the softmax family), support");
+                                         "(probability), entropy (nats), beta (NaN outside the softmax family), support; "
+                                         "NaN past the end of a task prompt shorter than n");
     rows.items = [](const Point& p) { return p.integer("row_arrays") == 1 ? kRowStats : std::vector<std::string>{}; };
     rows.items_help = "delta, alpha_max, alpha_min, entropy, beta, support with --row-arrays 1; none otherwise";
     return {
@@ -175,14 +191,16 @@ public:
         metric_real("alpha_max_last_mean", "probability", "largest coefficient of the last row, mean over heads"),
         metric_real("alpha_max_half_max", "probability", "largest coefficient over rows with k >= n/2 and heads"),
         metric_real("alpha_max_half_mean", "probability", "largest coefficient per row, mean over rows with k >= n/2 and heads"),
-        metric_real("n_alpha_max_last_max", "", "n * alpha_max of the last row, max over heads (1 for uniform attention)"),
+        metric_real("n_alpha_max_last_max", "", "k * alpha_max of the last row (k its keys), max over heads (1 for uniform attention)"),
         metric_real("entropy_last_mean", "nats", "entropy of the last row, mean over heads (ln n when uniform)"),
         metric_real("entropy_last_min", "nats", "entropy of the last row, min over heads"),
         metric_real("entropy_half_mean", "nats", "entropy over rows with k >= n/2, mean over rows and heads"),
         metric_real("entropy_gap_half_mean", "nats", "ln k - entropy over rows with k >= n/2, mean over rows and heads"),
         metric_real("entropy_all_mean", "nats", "entropy over every row, mean over rows and heads"),
-        metric_real("ln_n", "nats", "ln n: the last row's entropy under uniform attention"),
-        metric_real("uniform_baseline", "nats", "uniform attention's mean row entropy: ln(n!)/n causal, ln n encoder"),
+        metric_real("ln_n", "nats", "ln of a sequence's length, mean over samples (ln n; a task prompt's own length): the last row's entropy under uniform attention"),
+        metric_real("uniform_baseline", "nats", "uniform attention's mean row entropy: ln(n!)/n causal, ln n encoder (n a sequence's length, mean over samples)"),
+        metric_real("tokens", "tokens", "length of a sequence, mean over samples: n, or a task prompt's own length (<= n)"),
+        metric_real("task_length", "keys", "keys of a task prompt, mean over samples (0 for uniform and needle)"),
         metric_real("beta_max", "", "largest effective beta over every row and head (NaN outside the softmax family)"),
         metric_real("support_last_mean", "keys", "keys with p > 0 in the last row, mean over heads"),
         metric_integer("lemma_rows", "rows", "rows checked against the lemma (every row for the softmax family)"),
@@ -196,6 +214,7 @@ public:
         array_real("delta_half_mean", lh, "logit units", "[layer, head] mean delta_row over rows with k >= n/2"),
         array_real("delta_last", lh, "logit units", "[layer, head] delta of the last row (mean over samples)"),
         array_real("alpha_max_last", lh, "probability", "[layer, head] largest coefficient of the last row (mean over samples)"),
+        array_real("n_alpha_max_last", lh, "", "[layer, head] k * largest coefficient of the last row, k its keys (mean over samples)"),
         array_real("alpha_min_last", lh, "probability", "[layer, head] smallest coefficient of the last row (mean over samples)"),
         array_real("alpha_max_half_max", lh, "probability", "[layer, head] largest coefficient over rows with k >= n/2"),
         array_real("alpha_max_half_mean", lh, "probability", "[layer, head] mean over rows with k >= n/2 of the row's largest coefficient"),
@@ -214,6 +233,8 @@ public:
         array_real("sigma_q", lh, "", "[layer, head] largest singular value of the head's query weights"),
         array_real("sigma_k", lh, "", "[layer, head] largest singular value of the head's key weights"),
         array_real("input_norm_max", {"*"}, "", "[layer] largest norm of an attention input row (after LayerNorm)"),
+        array_integer("tokens", {"samples"}, "tokens", "per sample: its sequence's length (n, or a task prompt's own length)"),
+        array_integer("task_length", {"samples"}, "keys", "per sample: keys of its task prompt (0 for uniform and needle)"),
         rows,
     };
   }
@@ -231,13 +252,27 @@ public:
           if (s.name == r && runner::canonical(p.value(r)) != s.default_value)
             throw BadInput("--checkpoint: " + s.flag() + " shapes a random model; a trained model brings its own (drop " +
                            s.flag() + ")");
+      const std::size_t n = std::size_t(p.integer("n"));
+      TrainedTextModel trained;   // its description only: run() reads the weights, once
       try {
-        load_text_model(p.text("checkpoint")).config.check_length(std::size_t(p.integer("n")));
+        trained = load_text_config(p.text("checkpoint"));
+        trained.config.check_length(n);
       } catch (const BadInput& e) {
         throw BadInput(std::string("--checkpoint: ") + e.what() + " (--n)");
       }
+      if (p.text("input") == "task") {
+        if (n > std::size_t(text::kMaxSampleTokens))
+          throw BadInput("--input task: --n " + std::to_string(n) + " is longer than the longest sample drawn (" +
+                         std::to_string(text::kMaxSampleTokens) + " tokens)");
+        for (text::Algorithm a : trained.mix.algorithms) {
+          const std::string why = text_model::prompt_budget_refusal(a, trained.mix.trace, n);
+          if (!why.empty()) throw BadInput("--input task --n " + std::to_string(n) + ": " + why);
+        }
+      }
       return;
     }
+    if (p.text("input") == "task")
+      throw BadInput("--input task: task prompts need a trained text model (--checkpoint FILE.h5)");
     const transformer::TransformerConfig config = random_config(p);
     try {
       config.validate();
@@ -264,15 +299,22 @@ public:
            "head's delta can be followed across n. 'needle': one token repeated n times except one other token at a "
            "uniformly random position. --checkpoint: a sharp-train-text model, in double, with its own shape, "
            "positional scheme and normaliser (learned scalars included), on the same uniform or needle inputs over "
-           "its character vocabulary.";
+           "its character vocabulary, or ('task') on prompts of its own task: sample s is a prompt of the s-th algorithm "
+           "of its mix (cyclically), at the largest allowed length (keys) whose question fits n tokens (the lengths "
+           "are tried upwards and the first question longer than n stops the search), so n can run past the "
+           "training lengths up to 2048 tokens; the prompt ends where the answer begins, so its last row is the "
+           "answer position, and its rows are all real (no padding): ln_n, uniform_baseline and n * alpha_max use "
+           "each prompt's own length (the metric tokens, <= n).";
   }
 
   Record run(const Point& p, runner::PointContext& ctx) const override {
     transformer::TransformerConfig config;
     std::vector<double> params;
+    text_model::TaskMix mix;
     if (p.text("checkpoint") != "none") {
-      const TrainedTextModel trained = load_text_model(p.text("checkpoint"));
+      TrainedTextModel trained = load_text_model(p.text("checkpoint"));
       config = trained.config;
+      mix = std::move(trained.mix);
       params.assign(trained.params.begin(), trained.params.end());   // float weights, measured in double
     } else {
       config = random_config(p);
@@ -284,31 +326,73 @@ public:
 
     const std::size_t n = std::size_t(p.integer("n")), samples = std::size_t(p.integer("samples"));
     const std::size_t L = config.layers, H = config.heads;
-    const std::vector<std::int32_t> tokens = make_tokens(p.text("input"), samples, n, config.vocab, ctx.stream_key("inputs"));
-    head_measure::RowRecorder recorder(samples, L, H, n);
-    {
-      const nn::OmpThreadsScope threads(ctx.threads());
-      transformer::transformer_forward<double>(model, params.data(), tokens.data(), samples, n, nullptr, nullptr,
-                                               &recorder);
+    // Passes of the forward: uniform and needle inputs are one batch [samples, n]; task prompts have
+    // their own lengths (<= n), one pass each.
+    std::vector<Pass> passes;
+    if (p.text("input") == "task") {
+      for (std::size_t s = 0; s < samples; ++s) {
+        const text::Algorithm a = mix.algorithms[s % mix.algorithms.size()];
+        text_model::TaskPrompt prompt = text_model::longest_prompt(a, mix.trace, ctx.stream_key("inputs"), s, n);
+        passes.push_back({head_measure::RowRecorder(1, L, H, prompt.tokens.size()), std::move(prompt.tokens),
+                          {std::int64_t(prompt.length)}});
+      }
+    } else {
+      passes.push_back({head_measure::RowRecorder(samples, L, H, n),
+                        make_tokens(p.text("input"), samples, n, config.vocab, ctx.stream_key("inputs")),
+                        std::vector<std::int64_t>(samples, 0)});
     }
-    if (recorder.missing_rows() != 0)
-      throw std::logic_error("transformer-dispersion: the forward pass skipped " +
-                             std::to_string(recorder.missing_rows()) + " rows");
-    const std::vector<head_measure::HeadSummary> heads = head_measure::summarise_heads(recorder);
-    std::vector<double> input_norms(L);
-    for (std::size_t l = 0; l < L; ++l) input_norms[l] = recorder.input_norm_max(l);
+    std::vector<std::vector<head_measure::HeadSummary>> parts;
+    std::vector<double> weights;
+    std::vector<double> input_norms(L, 0.0);
+    std::size_t longest = 0;
+    for (Pass& pass : passes) {
+      head_measure::RowRecorder& recorder = pass.recorder;
+      {
+        const nn::OmpThreadsScope threads(ctx.threads());
+        transformer::transformer_forward<double>(model, params.data(), pass.tokens.data(), recorder.batch(),
+                                                 recorder.length(), nullptr, nullptr, &recorder);
+      }
+      if (recorder.missing_rows() != 0)
+        throw std::logic_error("transformer-dispersion: the forward pass skipped " +
+                               std::to_string(recorder.missing_rows()) + " rows");
+      parts.push_back(head_measure::summarise_heads(recorder));
+      weights.push_back(double(recorder.batch()));
+      for (std::size_t l = 0; l < L; ++l) input_norms[l] = std::max(input_norms[l], recorder.input_norm_max(l));
+      longest = std::max(longest, recorder.length());
+    }
+    const std::vector<head_measure::HeadSummary> heads = head_measure::combine_summaries(parts, weights);
     const std::vector<head_measure::HeadWeightBound> bounds =
-        head_measure::head_weight_bounds(model.layout(), params.data(), input_norms, n);
-    return record(p, recorder, heads, bounds, input_norms);
+        head_measure::head_weight_bounds(model.layout(), params.data(), input_norms, longest);
+    return record(p, config.causal, passes, parts, heads, bounds, input_norms);
   }
 
 private:
-  static Record record(const Point& p, const head_measure::RowRecorder& rec,
+  static Record record(const Point& p, bool causal, const std::vector<Pass>& passes,
+                       const std::vector<std::vector<head_measure::HeadSummary>>& parts,
                        const std::vector<head_measure::HeadSummary>& heads,
                        const std::vector<head_measure::HeadWeightBound>& bounds, const std::vector<double>& input_norms) {
     using head_measure::HeadSummary;
-    const std::size_t L = rec.layers(), H = rec.heads(), n = rec.length(), B = rec.batch();
+    const std::size_t L = passes[0].recorder.layers(), H = passes[0].recorder.heads();
+    const std::size_t n = std::size_t(p.integer("n")), B = std::size_t(p.integer("samples"));
     const std::vector<std::size_t> lh = {L, H};
+    // Means over the sequences of quantities of each sequence's own length (n but for task prompts).
+    std::vector<std::int64_t> tokens, task_lengths;
+    double ln_n = 0, baseline = 0;
+    std::vector<double> n_alpha_last(L * H, 0.0);
+    for (std::size_t i = 0; i < passes.size(); ++i) {
+      const std::size_t length = passes[i].recorder.length(), batch = passes[i].recorder.batch();
+      const double w = double(batch) / double(B);
+      ln_n += w * std::log(double(length));
+      baseline += w * head_measure::uniform_entropy_baseline(length, causal);
+      for (std::size_t j = 0; j < L * H; ++j) n_alpha_last[j] += w * double(length) * parts[i][j].alpha_max_last;
+      tokens.insert(tokens.end(), batch, std::int64_t(length));
+      task_lengths.insert(task_lengths.end(), passes[i].task_lengths.begin(), passes[i].task_lengths.end());
+    }
+    auto mean_integer = [](const std::vector<std::int64_t>& v) {
+      double sum = 0;
+      for (std::int64_t x : v) sum += double(x);
+      return sum / double(v.size());
+    };
     Record r;
     auto both = [&](const std::string& name, std::vector<double> v) { r.set_array(name, std::move(v), lh); };
     const auto delta_max = per_head(heads, [](const HeadSummary& h) { return h.delta_max; });
@@ -351,14 +435,16 @@ private:
     r.set("alpha_max_last_mean", mean_of(alpha_last));
     r.set("alpha_max_half_max", max_of(alpha_half_max));
     r.set("alpha_max_half_mean", mean_of(alpha_half_mean));
-    r.set("n_alpha_max_last_max", double(n) * max_of(alpha_last));
+    r.set("n_alpha_max_last_max", max_of(n_alpha_last));
     r.set("entropy_last_mean", mean_of(entropy_last));
     r.set("entropy_last_min", min_of(entropy_last));
     r.set("entropy_half_mean", mean_of(entropy_half));
     r.set("entropy_gap_half_mean", mean_of(entropy_gap));
     r.set("entropy_all_mean", mean_of(entropy_all));
-    r.set("ln_n", std::log(double(n)));
-    r.set("uniform_baseline", head_measure::uniform_entropy_baseline(n, p.integer("causal") == 1));
+    r.set("ln_n", ln_n);
+    r.set("uniform_baseline", baseline);
+    r.set("tokens", mean_integer(tokens));
+    r.set("task_length", mean_integer(task_lengths));
     r.set("beta_max", beta_overall);
     r.set("support_last_mean", mean_of(support_last));
     r.set_count("lemma_rows", lemma_rows);
@@ -372,6 +458,7 @@ private:
     both("delta_half_mean", delta_half_mean);
     both("delta_last", delta_last);
     both("alpha_max_last", alpha_last);
+    both("n_alpha_max_last", n_alpha_last);
     both("alpha_min_last", per_head(heads, [](const HeadSummary& h) { return h.alpha_min_last; }));
     both("alpha_max_half_max", alpha_half_max);
     both("alpha_max_half_mean", alpha_half_mean);
@@ -388,20 +475,29 @@ private:
     both("sigma_k", sigma_k);
     r.arrays["lemma_violations"] = runner::Array{lh, std::move(violations)};
     r.set_array("input_norm_max", input_norms);
+    r.arrays["tokens"] = runner::Array{{B}, std::move(tokens)};
+    r.arrays["task_length"] = runner::Array{{B}, std::move(task_lengths)};
 
     if (p.integer("row_arrays") == 1) {
+      // Rows past the end of a shorter task prompt are NaN.
       const std::vector<std::size_t> shape = {L, H, B, n};
-      std::vector<std::vector<double>> rows(kRowStats.size(), std::vector<double>(L * H * B * n));
-      for (std::size_t l = 0; l < L; ++l)
-        for (std::size_t h = 0; h < H; ++h)
-          for (std::size_t b = 0; b < B; ++b)
-            for (std::size_t i = 0; i < n; ++i) {
-              const auto& s = rec.row(b, l, h, i);
-              const std::size_t at = ((l * H + h) * B + b) * n + i;
-              const double values[] = {s.logit_max - s.logit_min, s.alpha_max, s.alpha_min, s.entropy, s.beta,
-                                       double(s.support)};
-              for (std::size_t k = 0; k < kRowStats.size(); ++k) rows[k][at] = values[k];
-            }
+      std::vector<std::vector<double>> rows(kRowStats.size(),
+                                            std::vector<double>(L * H * B * n, std::numeric_limits<double>::quiet_NaN()));
+      std::size_t first = 0;   // the pass's first sample
+      for (const Pass& pass : passes) {
+        const head_measure::RowRecorder& rec = pass.recorder;
+        for (std::size_t l = 0; l < L; ++l)
+          for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t b = 0; b < rec.batch(); ++b)
+              for (std::size_t i = 0; i < rec.length(); ++i) {
+                const auto& s = rec.row(b, l, h, i);
+                const std::size_t at = ((l * H + h) * B + first + b) * n + i;
+                const double values[] = {s.logit_max - s.logit_min, s.alpha_max, s.alpha_min, s.entropy, s.beta,
+                                         double(s.support)};
+                for (std::size_t k = 0; k < kRowStats.size(); ++k) rows[k][at] = values[k];
+              }
+        first += rec.batch();
+      }
       for (std::size_t k = 0; k < kRowStats.size(); ++k) r.set_array("row." + kRowStats[k], std::move(rows[k]), shape);
     }
     return r;

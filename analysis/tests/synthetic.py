@@ -343,10 +343,11 @@ def write_transformer_dispersion(path, ns=(16, 64, 256, 1024), layers=2, heads=2
     """A "transformer-dispersion" file: per model (positional, layer_norm) and n, per-head arrays
     [layers, heads] from closed forms: bounded heads keep δ = 2 + head index; ALiBi adds its slope
     times n − 1, index without LayerNorm n/64 per head; α_max of the last row = min(1, e^(δ/2)/n)
-    (inside the lemma's e^δ/n), the mean entropy ln(n!)/n − δ/10 (never below 0)."""
+    (inside the lemma's e^δ/n), the mean entropy ln(n!)/n − δ/10 and the last row's ln n − δ/10 (never
+    below 0)."""
     import math
     grid, cols, arrays = [], {k: [] for k in ("lemma_violations", "delta_max", "uniform_baseline",
-                                                 "entropy_all_mean")}, {}
+                                                 "entropy_all_mean", "tokens", "ln_n")}, {}
     for positional, layer_norm in models:
         for n in ns:
             grid.append(dict(checkpoint="none", layers=layers, heads=heads, d_model=16, vocab=16, causal=1,
@@ -363,11 +364,51 @@ def write_transformer_dispersion(path, ns=(16, 64, 256, 1024), layers=2, heads=2
             arrays[len(grid) - 1] = {"delta_max": delta, "beta_max": np.ones_like(delta),
                                      "alpha_max_last": np.minimum(1.0, np.exp(delta / 2) / n),
                                      "alpha_max_half_mean": np.minimum(1.0, np.exp(delta / 2) / n),
-                                     "entropy_all_mean": entropy}
+                                     "entropy_all_mean": entropy,
+                                     "entropy_last": np.maximum(0.0, math.log(n) - delta / 10)}
             cols["lemma_violations"].append(0)
             cols["delta_max"].append(float(delta.max()))
             cols["uniform_baseline"].append(baseline)
             cols["entropy_all_mean"].append(float(entropy.mean()))
+            cols["tokens"].append(float(n))
+            cols["ln_n"].append(math.log(n))
+    cols["lemma_violations"] = np.asarray(cols["lemma_violations"], dtype=np.int64)
+    return write_result(path, "transformer-dispersion", grid, cols, arrays=arrays)
+
+
+def write_transformer_dispersion_trained(path, train_path, ns=(64, 256, 1024), layers=2, heads=2,
+                                         recipes=(("minimum", "softmax"), ("minimum", "adaptive"))):
+    """A "transformer-dispersion" file of trained text models on task prompts, and the "train-text"
+    file they come from (train_path): per model and budget n, prompts of about n − 3 tokens and
+    (n − 14)/6 keys, δ per head 10 + head index (bounded), the answer position's entropy ln k − 2 −
+    head index (never below 0), the mean row entropy 0.6·ln(n!)/n."""
+    import math
+    train_grid = [dict(algorithms=a, normaliser=norm, positional="rope", lengths="4+5+7+9+12+16", trace="off",
+                       layers=layers, heads=heads, d_model=16, seed=1) for a, norm in recipes]
+    train_ids = write_result(train_path, "train-text", train_grid, {"final_loss": np.full(len(train_grid), 0.1)})
+    grid, cols, arrays = [], {k: [] for k in ("lemma_violations", "tokens", "ln_n", "uniform_baseline",
+                                                 "entropy_all_mean", "task_length")}, {}
+    for model in train_ids:
+        for n in ns:
+            grid.append(dict(checkpoint=f"{os.path.basename(train_path)}#{model}", layers=4, heads=4, d_model=128,
+                             vocab=64, causal=1, positional="none", layer_norm=1, init_scale=1.0, max_length=1024,
+                             normaliser="softmax", n=int(n), input="task", samples=2, row_arrays=0, seed=1))
+            k = n - 3
+            keys = (n - 14) // 6
+            h = np.arange(layers * heads, dtype=float).reshape(layers, heads) % heads
+            delta = 10.0 + h
+            baseline = math.lgamma(k + 1) / k
+            arrays[len(grid) - 1] = {"delta_max": delta, "beta_max": np.ones_like(delta),
+                                     "alpha_max_last": np.minimum(1.0, np.exp(delta / 4) / k),
+                                     "n_alpha_max_last": k * np.minimum(1.0, np.exp(delta / 4) / k),
+                                     "alpha_max_half_mean": np.minimum(1.0, np.exp(delta / 4) / k),
+                                     "entropy_last": np.maximum(0.0, math.log(k) - 2.0 - h),
+                                     "entropy_all_mean": np.full_like(delta, 0.6 * baseline),
+                                     "tokens": np.array([k - 1, k + 1]), "task_length": np.array([keys, keys])}
+            for name, value in (("lemma_violations", 0), ("tokens", float(k)), ("ln_n", math.log(k)),
+                                ("uniform_baseline", baseline), ("entropy_all_mean", 0.6 * baseline),
+                                ("task_length", float(keys))):
+                cols[name].append(value)
     cols["lemma_violations"] = np.asarray(cols["lemma_violations"], dtype=np.int64)
     return write_result(path, "transformer-dispersion", grid, cols, arrays=arrays)
 

@@ -14,6 +14,8 @@ import pytest
 import common
 import fig_dispersion
 import fig_entropy_temperature
+import fig_transformer_logit_spread
+import fig_transformer_trained
 import fig_weight_bound
 import make_figures
 import synthetic
@@ -37,6 +39,7 @@ def results_dir(tmp_path_factory):
                              normalisers=("trained",))
     synthetic.write_fit_adaptive(d / "fit-adaptive.h5", train_seeds=(1,), samples=8)
     synthetic.write_transformer_dispersion(d / "transformer-dispersion.h5")
+    synthetic.write_transformer_dispersion_trained(d / "transformer-dispersion-trained.h5", d / "train-text.h5")
     synthetic.write_eval_text(d / "eval-text.h5")
     return d
 
@@ -243,6 +246,29 @@ def test_weight_bound_and_entropy_warn_about_failed_checks(tmp_path, capsys):
     assert "not strictly decreasing" in capsys.readouterr().err
 
 
+# ---- trained text models beside the random transformers
+
+
+def test_trained_dispersion_figure_and_spread_rows(tmp_path):
+    """The trained models' entropy figure draws without the random file beside it (its title says
+    so), the spread table gets one row per training recipe from the trained file beside the random
+    one, and a file without trained models is refused for the trained figure."""
+    trained = tmp_path / "transformer-dispersion-trained.h5"
+    synthetic.write_transformer_dispersion_trained(trained, tmp_path / "train-text.h5")
+    written = fig_transformer_trained.make(str(trained), str(tmp_path / "out"))
+    assert [os.path.basename(w) for w in written] == ["transformer_entropy_trained.png",
+                                                      "transformer_entropy_trained.pdf"]
+    random = tmp_path / "transformer-dispersion.h5"
+    synthetic.write_transformer_dispersion(random)
+    fig_transformer_logit_spread.make(str(random), str(tmp_path / "out"))
+    table = (tmp_path / "out" / "transformer_logit_spread.md").read_text()
+    assert "| trained minimum, softmax (rope, 1 seed) | 2^10 | 4 | [10, 11] |" in table
+    assert "| trained minimum, adaptive (rope, 1 seed) |" in table
+    assert table.index("trained minimum, softmax") < table.index("| none,") < table.index("Gemma 2B")
+    with pytest.raises(common.ResultFileError, match="no trained model"):
+        fig_transformer_trained.make(str(random), str(tmp_path / "out"))
+
+
 # ---- make_figures.py and the standalone scripts
 
 
@@ -261,7 +287,8 @@ def test_make_figures_draws_every_present_input(results_dir, tmp_path, capsys):
                                                    for name, _, _ in make_figures.FIGURES]
     for name in ("dispersion", "weight_bound", "entropy_temperature", "attention_maps",
                  "max_accuracy", "head_entropy", "beta_polynomial", "transformer_alpha",
-                 "transformer_entropy", "transformer_logit_spread", "text_accuracy"):
+                 "transformer_entropy", "transformer_logit_spread", "text_accuracy",
+                 "transformer_entropy_trained"):
         assert (tmp_path / f"{name}.png").stat().st_size > 0
         assert (tmp_path / f"{name}.pdf").stat().st_size > 0
     for table in ("dispersion_thresholds.md", "max_accuracy.md", "max_accuracy.tex"):

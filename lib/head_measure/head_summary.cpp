@@ -4,6 +4,7 @@
 #include <cfloat>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 namespace sharp::head_measure {
 
@@ -80,6 +81,41 @@ std::vector<HeadSummary> summarise_heads(const RowRecorder& rec) {
       m.support_last /= nb;
       if (!any_beta) m.beta_max = nan;
     }
+  return out;
+}
+
+std::vector<HeadSummary> combine_summaries(const std::vector<std::vector<HeadSummary>>& parts,
+                                           const std::vector<double>& sequences) {
+  if (parts.empty() || parts.size() != sequences.size())
+    throw std::invalid_argument("combine_summaries: one weight per part, at least one part");
+  const std::size_t heads = parts[0].size();
+  double total = 0;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i].size() != heads) throw std::invalid_argument("combine_summaries: parts of different models");
+    total += sequences[i];
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<HeadSummary> out(heads);
+  for (std::size_t j = 0; j < heads; ++j) {
+    HeadSummary& m = out[j];
+    m.beta_max = nan;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      const HeadSummary& s = parts[i][j];
+      const double w = sequences[i] / total;
+      m.delta_max = std::max(m.delta_max, s.delta_max);
+      m.delta_half_max = std::max(m.delta_half_max, s.delta_half_max);
+      m.alpha_max_half_max = std::max(m.alpha_max_half_max, s.alpha_max_half_max);
+      if (std::isfinite(s.beta_max)) m.beta_max = std::isfinite(m.beta_max) ? std::max(m.beta_max, s.beta_max) : s.beta_max;
+      for (auto field : {&HeadSummary::delta_half_mean, &HeadSummary::alpha_max_half_mean, &HeadSummary::entropy_half_mean,
+                         &HeadSummary::entropy_gap_half, &HeadSummary::entropy_all_mean, &HeadSummary::delta_last,
+                         &HeadSummary::alpha_max_last, &HeadSummary::alpha_min_last, &HeadSummary::entropy_last,
+                         &HeadSummary::beta_last, &HeadSummary::support_last, &HeadSummary::support_half_mean})
+        m.*field += w * s.*field;
+      m.lemma_rows += s.lemma_rows;
+      m.lemma_violations_upper += s.lemma_violations_upper;
+      m.lemma_violations_lower += s.lemma_violations_lower;
+    }
+  }
   return out;
 }
 

@@ -33,6 +33,14 @@ struct HeadSummary {
 // Summaries [layers · heads], head h of layer l at l·heads + h. Sums run in row order.
 std::vector<HeadSummary> summarise_heads(const RowRecorder& recorder);
 
+// Several forward passes summarised as one (e.g. task prompts of different lengths, one pass each):
+// maxima stay maxima (beta_max over the parts that have one, NaN when none has), counts add up, and
+// every mean or last-row value is the mean over the parts weighted by `sequences` (the sequences
+// each part holds), i.e. the mean over sequences of each sequence's value. parts[i] as
+// summarise_heads returns them (all of one model: the same [layers · heads]).
+std::vector<HeadSummary> combine_summaries(const std::vector<std::vector<HeadSummary>>& parts,
+                                           const std::vector<double>& sequences);
+
 // Uniform attention's entropy averaged over the query rows: causal rows see t = 1 … n keys, so
 // mean_t ln t = ln(n!)/n; encoder rows see n keys, ln n.
 double uniform_entropy_baseline(std::size_t n, bool causal);

@@ -5,7 +5,8 @@ the lemma has no violating row for softmax, adaptive and ssmax heads; every head
 weight-norm bound; data do not depend on --threads; per-row arrays only on request; bad input
 (positions beyond a learned table, a checkpoint with random-model flags or of the wrong experiment)
 is exit 2 with nothing written; a model trained by sharp-train-text is measured through --checkpoint
-(every model of its file, its own normaliser and learned scalars); the three figures draw from a result file. ctest runs it with SHARP_BIN_DIR set; a few seconds of CPU.
+(every model of its file, its own normaliser and learned scalars), also on prompts of its own task of
+growing size (--input task); the figures draw from the result files. ctest runs it with SHARP_BIN_DIR set; a few seconds of CPU.
 """
 import os
 import subprocess
@@ -23,6 +24,7 @@ import common  # noqa: E402
 import fig_transformer_alpha  # noqa: E402
 import fig_transformer_entropy  # noqa: E402
 import fig_transformer_logit_spread  # noqa: E402
+import fig_transformer_trained  # noqa: E402
 import transformer_theorem  # noqa: E402
 
 BIN = "sharp-transformer-dispersion"
@@ -125,6 +127,78 @@ class TransformerDispersion(ResultDirCase):
             p = run(BIN, "--checkpoint", models, "--n", "16", flag, value, "--out", self.path("x.h5"), "--quiet")
             self.assertEqual(p.returncode, 2, p.stderr)
             self.assertIn(flag + " shapes a random model", p.stderr)
+            self.assertFalse(os.path.exists(self.path("x.h5")))
+
+    def test_trained_models_read_task_prompts_of_growing_size(self):
+        """--input task: each sample is a prompt of the model's own task (the mix's algorithms in turn)
+        with the most keys that fits n tokens, measured at every row and at its last row (the answer
+        position); the lemma holds, the file feeds the theorem check, the trained-entropy figure (with
+        the random models beside it) and the spread table's trained rows."""
+        models = self.path("train-text.h5")
+        run("sharp-train-text", "--layers", "1", "--heads", "2", "--d-model", "16", "--batch", "4", "--warmup", "2",
+            "--lengths", "4,5", "--eval-samples", "4", "--steps", "3", "--eval-every", "3", "--positional", "rope",
+            "--algorithms", "minimum,binary_search+insertion_sort", "--normaliser", "softmax,adaptive",
+            "--out", models, "--quiet", check=0)
+        out = self.path("transformer-dispersion-trained.h5")
+        args = ["--checkpoint", models, "--input", "task", "--n", "128,512,2048", "--samples", "2", "--quiet"]
+        run(BIN, *args, "--row-arrays", "1", "--threads", "1", "--out", out, check=0)
+        run(BIN, *args, "--row-arrays", "1", "--threads", "2", "--out", self.path("2.h5"), check=0)
+        self.assertSameData(out, self.path("2.h5"))
+        res = common.load_result(out, "transformer-dispersion")
+        self.assertEqual(len(res), 12)   # 4 models × 3 budgets
+        self.assertEqual(int(np.sum(res.metrics["lemma_violations"])), 0)
+        lengths = {}
+        for i, pid in enumerate(res.ids):
+            a, n = res.arrays(pid), int(res.params["n"][i])
+            tokens, keys = a["tokens"], a["task_length"]
+            # the most keys that fit: a prompt ends within a key or two of the budget (about 6 tokens a
+            # key), below 2048 where lib/text's cap on a whole sample (answer included) stops it first
+            self.assertTrue(np.all(tokens <= n), (n, tokens))
+            if n < 2048:
+                self.assertTrue(np.all(tokens > n - 16), (n, tokens))
+            self.assertAlmostEqual(res.metrics["tokens"][i], tokens.mean())
+            self.assertAlmostEqual(res.metrics["ln_n"][i], np.log(tokens).mean(), places=12)
+            lg = [np.sum(np.log(np.arange(1, t + 1))) / t for t in tokens]
+            self.assertAlmostEqual(res.metrics["uniform_baseline"][i], np.mean(lg), places=10)
+            rows = a["row.entropy"]                                   # [layer, head, sample, n]
+            for s, t in enumerate(tokens):
+                self.assertTrue(np.all(np.isfinite(rows[:, :, s, :t])) and np.all(np.isnan(rows[:, :, s, t:])))
+                self.assertTrue(np.all(a["row.support"][:, :, s, t - 1] == t))   # the last row sees the whole prompt
+            last = np.stack([rows[:, :, s, t - 1] for s, t in enumerate(tokens)], axis=2).mean(axis=2)
+            np.testing.assert_allclose(a["entropy_last"], last, rtol=1e-14)
+            lengths.setdefault(res.params["checkpoint"][i], []).append((n, tuple(keys)))
+        for ref, seen in lengths.items():
+            keys = [k for _, k in sorted(seen)]
+            self.assertTrue(all(min(b) > max(a) for a, b in zip(keys, keys[1:])), keys)   # longer budgets, more keys
+            self.assertGreater(min(keys[-1]), 5 * 16)   # far past the training lengths 4, 5
+        # the second sample of the binary_search+insertion_sort model is an insertion_sort prompt:
+        # its keys are capped by the whole sample's 2048 tokens (about half of it is the sorted answer)
+        mixed = [i for i, pid in enumerate(res.ids) if res.params["n"][i] == 2048 and
+                 res.arrays(pid)["task_length"][0] != res.arrays(pid)["task_length"][1]]
+        self.assertEqual(len(mixed), 2, "the mix's algorithms take turns")
+        checks = transformer_theorem.check_models(res)
+        self.assertEqual(len(checks), 4)
+        self.assertTrue(all(c.key["input"] == "task" and "trained" in c.label() for c in checks))
+        # the figures: random models beside the trained ones, and the spread table's trained rows
+        run(BIN, *TINY, "--n", "2^5..2^9", "--positional", "none,alibi", "--out",
+            self.path("transformer-dispersion.h5"), check=0)
+        written = fig_transformer_trained.make(out, self.path("figures"))
+        self.assertTrue(all(os.path.getsize(w) > 0 for w in written))
+        fig_transformer_logit_spread.make(self.path("transformer-dispersion.h5"), self.path("figures"))
+        with open(self.path("figures/transformer_logit_spread.md"), encoding="utf-8") as fh:
+            table = fh.read()
+        for task in ("minimum", "binary_search+insertion_sort"):
+            for normaliser in ("softmax", "adaptive"):
+                self.assertIn(f"| trained {task}, {normaliser} (rope, 1 seed) | 2^11 | 2 |", table)
+        self.assertEqual(table.count("(paper)"), 2, table)
+        # refused before anything is written: no trained model, a budget past the longest sample or
+        # shorter than the shortest prompt
+        for extra, message in ((["--input", "task", "--n", "64"], "need a trained text model"),
+                               (["--checkpoint", models, "--input", "task", "--n", "4096"], "longest sample"),
+                               (["--checkpoint", models, "--input", "task", "--n", "64"], "insertion_sort: a prompt")):
+            p = run(BIN, *extra, "--out", self.path("x.h5"), "--quiet")
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(message, p.stderr)
             self.assertFalse(os.path.exists(self.path("x.h5")))
 
     def test_bad_input_is_refused_before_anything_is_written(self):

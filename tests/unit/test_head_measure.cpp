@@ -2,6 +2,8 @@
 // catching a row outside its bounds), the layer-input hook seeing every row, and the weight-norm
 // bound holding on every head of random transformers (ALiBi included).
 #include <cmath>
+#include <limits>
+#include <stdexcept>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -66,6 +68,30 @@ TEST(HeadSummary, HalfRowsLastRowAndLemmaCounts) {
   EXPECT_EQ(s[1].lemma_violations_lower, 1);
   EXPECT_EQ(head_measure::uniform_entropy_baseline(4, false), std::log(4.0));
   EXPECT_NEAR(head_measure::uniform_entropy_baseline(4, true), std::log(24.0) / 4.0, 1e-15);
+}
+
+TEST(HeadSummary, CombinedPassesTakeMaximaSumsAndWeightedMeans) {
+  // Two passes of one 1-head model: a batch of 3 sequences and one of 1 (e.g. prompts of two lengths).
+  using head_measure::HeadSummary;
+  const HeadSummary a{.delta_max = 3, .delta_half_mean = 1, .alpha_max_last = 0.5, .entropy_last = 2,
+                      .beta_max = std::numeric_limits<double>::quiet_NaN(), .lemma_rows = 10, .lemma_violations_upper = 1};
+  const HeadSummary b{.delta_max = 5, .delta_half_mean = 3, .alpha_max_last = 0.1, .entropy_last = 6, .beta_max = 1.5,
+                      .lemma_rows = 4, .lemma_violations_lower = 2};
+  const auto c = head_measure::combine_summaries({{a}, {b}}, {3.0, 1.0});
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].delta_max, 5.0);
+  EXPECT_DOUBLE_EQ(c[0].delta_half_mean, (3 * 1.0 + 3.0) / 4);   // the mean over the 4 sequences
+  EXPECT_DOUBLE_EQ(c[0].entropy_last, (3 * 2.0 + 6.0) / 4);
+  EXPECT_DOUBLE_EQ(c[0].alpha_max_last, (3 * 0.5 + 0.1) / 4);
+  EXPECT_EQ(c[0].beta_max, 1.5);                                 // a part without β is skipped
+  EXPECT_EQ(c[0].lemma_rows, 14);
+  EXPECT_EQ(c[0].lemma_violations_upper + c[0].lemma_violations_lower, 3);
+  // One part comes back unchanged, bit for bit; no part with a β gives NaN.
+  const auto one = head_measure::combine_summaries({{b}}, {2.0});
+  EXPECT_EQ(one[0].delta_half_mean, b.delta_half_mean);
+  EXPECT_EQ(one[0].alpha_max_last, b.alpha_max_last);
+  EXPECT_TRUE(std::isnan(head_measure::combine_summaries({{a}}, {1.0})[0].beta_max));
+  EXPECT_THROW(head_measure::combine_summaries({{a}, {a, b}}, {1.0, 1.0}), std::invalid_argument);
 }
 
 TEST(HeadSummary, RecorderNoticesRowsNeverObserved) {
