@@ -31,6 +31,7 @@ import fig_transformer_logit_spread  # noqa: E402
 import fig_transformer_trained  # noqa: E402
 import fig_weight_bound  # noqa: E402
 import max_accuracy_table  # noqa: E402
+import remedies_table  # noqa: E402
 
 # (figure name, input file in RESULTS_DIR, make(path, outdir) -> list of paths written)
 FIGURES = [
@@ -42,6 +43,7 @@ FIGURES = [
     ("max_accuracy_table", max_accuracy_table.INPUT_FILE, max_accuracy_table.make),
     ("head_entropy", fig_head_entropy.INPUT_FILE, fig_head_entropy.make),
     ("remedies", fig_remedies.INPUT_FILE, fig_remedies.make),
+    ("remedies_leaderboard", remedies_table.INPUT_FILE, remedies_table.make),
     ("beta_polynomial", fig_beta_polynomial.INPUT_FILE, fig_beta_polynomial.make),
     ("transformer_alpha", fig_transformer_alpha.INPUT_FILE, fig_transformer_alpha.make),
     ("transformer_entropy", fig_transformer_entropy.INPUT_FILE, fig_transformer_entropy.make),

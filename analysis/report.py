@@ -27,6 +27,7 @@ import common  # noqa: E402
 import fig_beta_polynomial  # noqa: E402
 import fig_dispersion  # noqa: E402
 import fig_remedies  # noqa: E402
+import remedies_table as leaderboard  # noqa: E402
 import max_accuracy_table  # noqa: E402
 import max_retrieval as mr  # noqa: E402
 import report_html as H  # noqa: E402
@@ -305,8 +306,30 @@ def remedies_table(inputs: Inputs) -> str:
         "rate is how often the highest logit is on the true maximum; soft mixing can beat it."))
 
 
+def remedies_leaderboard(inputs: Inputs) -> str:
+    """The leaderboard of analysis/leaderboard.py (also results/figures/remedies_leaderboard.md
+    and .tex): accuracy per entry and n, the tests against softmax, the equivalence check."""
+    path = inputs.sources.get(leaderboard.INPUT_FILE)
+    if inputs.remedies is None or path is None:
+        return ""
+    try:
+        b = leaderboard.board(path.path)
+    except common.ResultFileError as err:
+        return H.box("error", "Leaderboard refused:", H.esc(str(err)))
+    head = ["entry", "kind", "seeds"] + [f"n = {leaderboard.n_text(n)}" for n in b.ns]
+    out = []
+    for what in ("accuracy", "tests"):
+        rows = [[H.esc(c) for c in row] for row in leaderboard.table_rows(b, what)]
+        out.append(H.table([H.esc(h) for h in head], rows,
+                           caption=H.esc(leaderboard.CAPTIONS[what])))
+    if b.equivalence:
+        out.append("<ul>" + "".join(f"<li>{H.esc(x)}</li>" for x in b.equivalence) + "</ul>")
+    return "\n".join(out)
+
+
 TABLE_BUILDERS = {"dispersion_thresholds": dispersion_thresholds, "max_accuracy": max_accuracy,
-                  "transformer_theorem": transformer_theorem_table, "remedies": remedies_table}
+                  "transformer_theorem": transformer_theorem_table, "remedies": remedies_table,
+                  "remedies_leaderboard": remedies_leaderboard}
 
 
 # ---- page pieces

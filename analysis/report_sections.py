@@ -163,5 +163,5 @@ SECTIONS = (
             "accuracy (solid), ranking rate (dashed) and oracle rate (dotted) per remedy. Right: "
             "accuracy as a fraction of the ranking rate: how much of the ceiling a remedy "
             "reaches."),),
-        tables=("remedies",)),
+        tables=("remedies", "remedies_leaderboard")),
 )
