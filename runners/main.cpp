@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/errors.hpp"
+#include "core/simd_isa.hpp"
 #include "h5/h5.hpp"
 #include "runners/interrupt.hpp"
 #include "runners/local_runner.hpp"
@@ -32,6 +33,7 @@ int run_main(const Experiment& experiment, int argc, char** argv) {
         return kBadInput;
       }
     }
+    active_simd_isa();   // a bad SHARP_SIMD is bad input, before anything runs (core/simd_isa.hpp)
     const Invocation inv = parse_command_line(experiment, argc, argv);
     if (inv.help) {
       if (speaker) std::fputs(inv.help_text.c_str(), stdout);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "core/simd_isa.hpp"
 #include "h5/h5.hpp"
 #include "sharp_build_info.hpp"
 
@@ -44,6 +45,9 @@ void write_build_provenance(h5::Group& root) {
   root.set_attr("compiler", build_info::compiler);
   root.set_attr("build_type", build_info::build_type);
   root.set_attr("isa", build_info::isa);
+  // The ISA the dispatched kernels ran (avx2 or avx512; SHARP_SIMD forces one): the same bits
+  // either way (docs/architecture.md#determinism), recorded for the record.
+  root.set_attr("simd", simd_isa_name(active_simd_isa()));
   root.set_attr("versions", library_versions());
   root.set_attr("host", host_name());
 }

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
+#include "core/simd_isa.hpp"
 #include "normalisers/normaliser.hpp"
 
 namespace {
@@ -235,6 +236,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     po::notify(vm);
+    sharp::active_simd_isa();   // a bad SHARP_SIMD is bad input (core/simd_isa.hpp)
     const auto nz = sharp::norm::make_normaliser(spec_text);
 
     std::string text;

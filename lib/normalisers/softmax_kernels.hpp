@@ -1,7 +1,7 @@
 #pragma once
 // Vectorised softmax-family row kernels (docs/science.md#notation, docs/science.md#adaptive-temperature): the statistics of softmax(beta*z) in one pass
 // and p = softmax(beta*z) itself, for double and float rows, accumulating in double. Float rows of
-// more than kNarrowRow entries compute in float lanes (softmax_float_block.hpp); their outputs stay
+// more than 64 entries compute in float lanes (block_lanes.hpp); their outputs stay
 // within 4 float ulp of the double kernel's rounded to float (tests/unit/test_softmax_float.cpp).
 //
 // A row is cut into fixed blocks of kSoftmaxBlock entries. Each block gets its own reference point

@@ -1,0 +1,45 @@
+#pragma once
+// The hot part of the softmax-family row kernels — one block of up to kSoftmaxBlock entries — built
+// twice, for AVX2/FMA (x86-64-v3) and for AVX-512 (x86-64-v4), and chosen at start-up from the CPU or
+// SHARP_SIMD (core/simd_isa.hpp). Both builds give the same bits (docs/architecture.md#determinism):
+// the elementwise math is the same operations in both widths, and the sums run over 8 fixed partial
+// sums (entry i goes to partial i mod 8, in index order; the partials are added in one fixed order),
+// whatever the lanes of a register. block_lanes.hpp holds the code; block_kernels_avx2.cpp and
+// block_kernels_avx512.cpp compile it for each ISA.
+#include <cstddef>
+
+#include "core/online_softmax.hpp"
+
+namespace sharp::norm {
+
+// One block's statistics relative to its reference (core/online_softmax.hpp with scale beta), NaN or
+// +inf seen, and the 2^stored_log2 its stored terms carry (the fused shift's residual).
+struct BlockResult {
+  OnlineSoftmax<> stats;
+  bool bad = false;
+  double stored_log2 = 0.0;
+};
+
+// How a float row's blocks run: in double lanes (adaptive's first pass: its entropy sets a beta that
+// moves every weight, and float exps would move its tail weights by tens of ulp), or in float lanes
+// with the weighted sum (statistics) or without it (weights only). Double rows ignore it.
+enum class FloatLanes { kNo, kSumOnly, kWeighted };
+
+// The terms exp(beta (z − shift)) of z[0, len) (stored into p when kStore) and their statistics.
+template <class T, bool kStore, FloatLanes kLanes>
+using BlockKernel = BlockResult (*)(const T* z, T* p, std::size_t len, double beta);
+
+namespace isa_avx2 {
+template <class T, bool kStore, FloatLanes kLanes>
+BlockResult block(const T* z, T* p, std::size_t len, double beta);
+}
+namespace isa_avx512 {
+template <class T, bool kStore, FloatLanes kLanes>
+BlockResult block(const T* z, T* p, std::size_t len, double beta);
+}
+
+// The build of the ISA chosen at start-up.
+template <class T, bool kStore, FloatLanes kLanes>
+BlockKernel<T, kStore, kLanes> block_kernel();
+
+}  // namespace sharp::norm
