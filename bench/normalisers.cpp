@@ -26,6 +26,8 @@
 #include <xsimd/xsimd.hpp>
 
 #include "core/simd_exp.hpp"
+#include "core/simd_exp_float.hpp"
+#include "core/simd_isa.hpp"
 #include "normalisers/normaliser.hpp"
 #include "normalisers/sparse_thresholds.hpp"
 #include "normalisers/streaming.hpp"
@@ -147,6 +149,25 @@ void BM_Exp(benchmark::State& state) {
 BENCHMARK(BM_Exp<ExpVariant::Kernel>)->Name("exp/kernel/1x4096/double");
 BENCHMARK(BM_Exp<ExpVariant::BaseE>)->Name("exp/base_e/1x4096/double");
 BENCHMARK(BM_Exp<ExpVariant::Xsimd>)->Name("exp/xsimd/1x4096/double");
+
+// The float kernels' exp (core/simd_exp_float.hpp) in float lanes, same loop: the float rows' limit.
+void BM_ExpFloat(benchmark::State& state) {
+  std::vector<float> x(4096);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = -static_cast<float>(i) / 400.0f;
+  using B = xsimd::batch<float>;
+  for (auto _ : state) {
+    constexpr std::size_t L = B::size;
+    B a(0.0f), b(0.0f);
+    for (std::size_t i = 0; i < x.size(); i += 2 * L) {
+      a += sharp::simd::exp2_in_range(B::load_unaligned(&x[i]));
+      b += sharp::simd::exp2_in_range(B::load_unaligned(&x[i + L]));
+    }
+    benchmark::DoNotOptimize(xsimd::hadd(a + b));
+  }
+  state.counters["exps/s"] = benchmark::Counter(static_cast<double>(state.iterations() * x.size()),
+                                                benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_ExpFloat)->Name("exp/kernel/1x4096/float");
 
 // One-pass statistics of one 2^24 row: log-sum-exp, entropy, adaptive beta.
 template <class T>
@@ -279,6 +300,7 @@ void register_forward_benchmarks() {
 
 // Named registrations (bench/README.md), at static initialisation like BENCHMARK's.
 const bool kRegistered = [] {
+  benchmark::AddCustomContext("simd", sharp::simd_isa_name(sharp::active_simd_isa()));   // the JSON's context
   register_forward_benchmarks();
   register_root_benchmarks();
   return true;

@@ -59,15 +59,18 @@ def find(prefix):
 ctx = bench["context"]
 load = ", ".join(f"{x:.2f}" for x in ctx.get("load_avg", []))
 print(f"# normalisers benchmark: {ctx.get('host_name', '?')}, {ctx.get('num_cpus')} cpus, "
-      f"{ctx.get('date', '')}, load average at start {load}; wall-clock, best of the repetitions")
+      f"{ctx.get('date', '')}, load average at start {load}; kernels dispatched to {ctx.get('simd', '?')}; "
+      f"wall-clock, best of the repetitions")
 bw = {t: find(f"read_bandwidth/sum/1x16777216/double/threads:{t}") for t in (1, 2)}
 bw = {t: 8 * 2**24 / b["seconds"] for t, b in bw.items() if b}
 exp_b = find("exp/kernel/1x4096/double")
 rate_of = lambda b: b["exps/s"] if b else float("nan")
 exp_rate = rate_of(exp_b)
+exp_rate_float = rate_of(find("exp/kernel/1x4096/float"))
 print(f"read bandwidth (STREAM-style sum of 2^24 doubles): " +
       ", ".join(f"{t} thread{'s' if t > 1 else ''} {v / 1e9:.1f} GB/s" for t, v in bw.items()))
-print(f"vectorised exp (L1, 1 thread): kernels' exp2 {exp_rate / 1e9:.2f} G exp/s, base-e exp "
+print(f"vectorised exp (L1, 1 thread, baseline build): kernels' exp2 {exp_rate / 1e9:.2f} G exp/s (float lanes "
+      f"{exp_rate_float / 1e9:.2f}), base-e exp "
       f"{rate_of(find('exp/base_e/1x4096/double')) / 1e9:.2f} G/s, xsimd::exp {rate_of(find('exp/xsimd/1x4096/double')) / 1e9:.2f} G/s")
 print()
 
@@ -96,7 +99,7 @@ for name, b in sorted(best.items(), key=lambda kv: kv[0]):
     logits = rows * n
     t = b["seconds"]
     rate_bw = bw.get(threads, bw.get(1, float("nan")))
-    exps = exps_per_logit(spec, b) * logits / (exp_rate * threads)
+    exps = exps_per_logit(spec, b) * logits / ((exp_rate if size == 8 else exp_rate_float) * threads)
     limit = max(2 * size * logits / rate_bw, exps)   # read z once, write p once
     if exps > 0 and size * n > cache_bytes:
         # A row larger than the cache cannot be normalised in one pass: its sum is known only after
@@ -120,6 +123,18 @@ for name, b in sorted(best.items()):
     rate = 2 ** 24 / b["seconds"]
     print(f"  {name}: {b['seconds'] * 1e3:.2f} ms, {rate * size / 1e9:.2f} GB/s = "
           f"{rate * size / bw.get(threads, bw[1]):.0%} of read bandwidth, {rate / (exp_rate * threads):.0%} of the exp limit")
+
+print()
+print("Float against double (1 thread; the float kernels' target is 1.7x), and float against numpy float32 (target 4x):")
+stats_time = {t: find(f"stats/blocked/1x16777216/{t}/threads:1") for t in ("double", "float")}
+for spec in ("softmax", "adaptive"):
+    if (spec, "double") in softmax_1024 and (spec, "float") in softmax_1024:
+        tf = softmax_1024[(spec, "float")]
+        ref = numpy.get((spec, 1024, 1024, "float"))
+        print(f"  {spec} 1024x1024: float {softmax_1024[(spec, 'double')] / tf:.2f}x double"
+              + (f", {ref / tf:.1f}x numpy float32" if ref else ""))
+if all(stats_time.values()):
+    print(f"  stats 1x2^24: float {stats_time['double']['seconds'] / stats_time['float']['seconds']:.2f}x double")
 
 print()
 print("Exact sparse methods against softmax at n = 1024 (1024x1024, 1 thread):")

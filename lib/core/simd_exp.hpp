@@ -35,6 +35,8 @@
 #include <limits>
 
 #include <xsimd/xsimd.hpp>
+
+#include "core/simd_fma.hpp"
 #if defined(__AVX2__)
 #include <immintrin.h>
 #endif
@@ -128,14 +130,14 @@ template <class A>
 inline xsimd::batch<double, A> exp2_from_reduced(const xsimd::batch<double, A>& t, const xsimd::batch<double, A>& f) {
   using B = xsimd::batch<double, A>;
   B q(0x1.ffd1f6633bd3ap-17);
-  q = xsimd::fma(q, f, B(0x1.430deca12d584p-13));
-  q = xsimd::fma(q, f, B(0x1.5d87fe72ac65ep-10));
-  q = xsimd::fma(q, f, B(0x1.3b2ab6f1f1910p-7));
-  q = xsimd::fma(q, f, B(0x1.c6b08d704a11fp-5));
-  q = xsimd::fma(q, f, B(0x1.ebfbdff82c6c5p-3));
-  q = xsimd::fma(q, f, B(0x1.62e42fefa39efp-1));
+  q = sharp::simd::fused_mul_add(q, f, B(0x1.430deca12d584p-13));
+  q = sharp::simd::fused_mul_add(q, f, B(0x1.5d87fe72ac65ep-10));
+  q = sharp::simd::fused_mul_add(q, f, B(0x1.3b2ab6f1f1910p-7));
+  q = sharp::simd::fused_mul_add(q, f, B(0x1.c6b08d704a11fp-5));
+  q = sharp::simd::fused_mul_add(q, f, B(0x1.ebfbdff82c6c5p-3));
+  q = sharp::simd::fused_mul_add(q, f, B(0x1.62e42fefa39efp-1));
   const B scale = table_scale(t);
-  return xsimd::fma(scale * f, q, scale);
+  return sharp::simd::fused_mul_add(scale * f, q, scale);
 }
 
 }  // namespace detail
@@ -189,10 +191,10 @@ template <class A>
 inline xsimd::batch<double, A> exp_with_offset(const xsimd::batch<double, A>& x, const xsimd::batch<double, A>& offset) {
   using B = xsimd::batch<double, A>;
   const B shifter = B(kShifter) - offset;  // exact
-  const B t = xsimd::fma(x, B(kLog2e), shifter);
+  const B t = sharp::simd::fused_mul_add(x, B(kLog2e), shifter);
   const B k = t - shifter;  // exact, a multiple of 1/8
-  B r = xsimd::fnma(k, B(kLn2High), x);
-  r = xsimd::fnma(k, B(kLn2Low), r);
+  B r = sharp::simd::fused_neg_mul_add(k, B(kLn2High), x);
+  r = sharp::simd::fused_neg_mul_add(k, B(kLn2Low), r);
   return exp2_from_reduced(t, r * B(kLog2e));
 }
 }  // namespace detail

@@ -25,6 +25,8 @@
 #include <limits>
 
 #include <xsimd/xsimd.hpp>
+
+#include "core/simd_fma.hpp"
 #if defined(__AVX2__)
 #include <immintrin.h>
 #endif
@@ -96,11 +98,11 @@ template <class A>
 inline xsimd::batch<float, A> exp2_from_reduced(const xsimd::batch<float, A>& t, const xsimd::batch<float, A>& f) {
   using B = xsimd::batch<float, A>;
   B q(0x1.3b2ab6p-7f);                         // ln2^4/24
-  q = xsimd::fma(q, f, B(0x1.c6b08ep-5f));     // ln2^3/6
-  q = xsimd::fma(q, f, B(0x1.ebfbe0p-3f));     // ln2^2/2
-  q = xsimd::fma(q, f, B(0x1.62e430p-1f));     // ln2
+  q = sharp::simd::fused_mul_add(q, f, B(0x1.c6b08ep-5f));     // ln2^3/6
+  q = sharp::simd::fused_mul_add(q, f, B(0x1.ebfbe0p-3f));     // ln2^2/2
+  q = sharp::simd::fused_mul_add(q, f, B(0x1.62e430p-1f));     // ln2
   const B scale = table_scale(t);
-  return xsimd::fma(scale * f, q, scale);
+  return sharp::simd::fused_mul_add(scale * f, q, scale);
 }
 
 }  // namespace detail
@@ -142,10 +144,10 @@ template <class A>
 inline xsimd::batch<float, A> exp_with_offset(const xsimd::batch<float, A>& x, const xsimd::batch<float, A>& offset) {
   using B = xsimd::batch<float, A>;
   const B shifter = B(kShifterF) - offset;   // exact
-  const B t = xsimd::fma(x, B(kLog2eF), shifter);
+  const B t = sharp::simd::fused_mul_add(x, B(kLog2eF), shifter);
   const B k = t - shifter;   // exact, a multiple of 1/8
-  B r = xsimd::fnma(k, B(kLn2HighF), x);
-  r = xsimd::fnma(k, B(kLn2LowF), r);
+  B r = sharp::simd::fused_neg_mul_add(k, B(kLn2HighF), x);
+  r = sharp::simd::fused_neg_mul_add(k, B(kLn2LowF), r);
   return exp2_from_reduced(t, r * B(kLog2eF));
 }
 }  // namespace detail

@@ -108,10 +108,10 @@ BlockResult double_pass(const T* z, T* p, std::size_t len, double beta, double s
   for (std::size_t k = 0; k < K; ++k) s[k] = t[k] = B(0.0);
   auto term = [&](B x, std::size_t k) {
     mx = xsimd::max(mx, x);
-    const B y = xsimd::max(lowest, kFmaShift ? xsimd::fma(x, scale, minus_c) : (x - sb) * scale);
+    const B y = xsimd::max(lowest, kFmaShift ? sharp::simd::fused_mul_add(x, scale, minus_c) : (x - sb) * scale);
     const B e = sharp::simd::exp2_in_range(y);
     s[k] += e;
-    t[k] = xsimd::fma(y, e, t[k]);
+    t[k] = sharp::simd::fused_mul_add(y, e, t[k]);
     return e;
   };
   auto octet = [&](const T* zo, T* po) {   // po: null without kStore
@@ -172,9 +172,11 @@ BlockResult double_pass(const T* z, T* p, std::size_t len, double beta, double s
 // reference (masked ones included) are clamped so that k = −127, where the table gives exactly 0.
 // Valid while |c| < 2^18 (|z| up to about 1.8e5/beta); beyond, or for beta ≤ 0, double lanes.
 //
-// Sums in double: without the weighted sum, the pairs (i, i + 8) of each 16 entries are added in
-// float (one rounding, 2^-24 relative) and widened; with it (entropy), every term's e is widened
-// and y formed in double from the widened z.
+// Sums in double: the pairs (i, i + 8) of each 16 entries are added in float (one rounding, 2^-24
+// relative) and widened. The weighted sum's terms y·e are formed in float from y = k + j/8 + f
+// (relative error 2^-23 per term): the statistics of a float row to float precision (entropy
+// within 1e-7 relative, tests/unit/test_softmax_float.cpp). A caller whose entropy moves weights
+// (adaptive temperature) takes double lanes instead (FloatLanes::kNo).
 
 // 8 floats widened to the 8 partials' layout: one batch of 8 doubles (AVX-512), two of 4 (AVX2).
 template <class A>
@@ -188,22 +190,6 @@ void add_widened(BD<A>* acc, __m256 v) {
   if constexpr (BD<A>::size == 4) {
     acc[0] += BD<A>(_mm256_cvtps_pd(_mm256_castps256_ps128(v)));
     acc[1] += BD<A>(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
-  }
-}
-// The same for fma(y(z), e, acc) with y = z·scale − c in double.
-template <class A>
-void add_weighted(BD<A>* acc, __m256 z, __m256 e, const BD<A>& scale, const BD<A>& minus_c) {
-#if defined(__AVX512F__)
-  if constexpr (BD<A>::size == 8) {
-    acc[0] = xsimd::fma(xsimd::fma(BD<A>(_mm512_cvtps_pd(z)), scale, minus_c), BD<A>(_mm512_cvtps_pd(e)), acc[0]);
-    return;
-  }
-#endif
-  if constexpr (BD<A>::size == 4) {
-    const BD<A> z0(_mm256_cvtps_pd(_mm256_castps256_ps128(z))), z1(_mm256_cvtps_pd(_mm256_extractf128_ps(z, 1)));
-    const BD<A> e0(_mm256_cvtps_pd(_mm256_castps256_ps128(e))), e1(_mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
-    acc[0] = xsimd::fma(xsimd::fma(z0, scale, minus_c), e0, acc[0]);
-    acc[1] = xsimd::fma(xsimd::fma(z1, scale, minus_c), e1, acc[1]);
   }
 }
 // The 8-float halves of a float batch (AVX2: the batch itself).
@@ -249,39 +235,35 @@ FloatSums float_pass(const float* z, float* p, std::size_t len, double beta, dou
   const F sc(sharp::simd::detail::kShifterF - cf);                          // exact
   const F t_low(sharp::simd::detail::kShifterF + sharp::simd::kExp2ZeroF);  // k = −127: exactly 0
   const F z_low(static_cast<float>((c - 200.0) / scale));                   // y ≈ −200, below t_low's
-  const D scale_d(scale), minus_c(-c);
+  const F shifter(sharp::simd::detail::kShifterF);
   F mx(-kInf);
   D s[K], t[K];
   for (std::size_t k = 0; k < K; ++k) s[k] = t[k] = D(0.0);
   // 2^(y + d) of one batch. max(z_low, x) and max(t_low, ·) keep NaN (x86 returns the second
   // operand), so a NaN logit makes the sums NaN; +inf gives inf·s − inf = NaN in f.
-  auto term = [&](F x) {
+  auto term = [&](F x, F& ye) {
     mx = xsimd::max(mx, x);
     const F zc = xsimd::max(z_low, x);
-    const F tt = xsimd::max(t_low, xsimd::fma(zc, shi, sc));
+    const F tt = xsimd::max(t_low, sharp::simd::fused_mul_add(zc, shi, sc));
     const F m = tt - sc;
-    const F f = xsimd::fma(zc, slo, xsimd::fms(zc, shi, m));
+    const F f = sharp::simd::fused_mul_add(zc, slo, sharp::simd::fused_mul_sub(zc, shi, m));
     const F e = sharp::simd::detail::exp2_from_reduced(tt, f);
-    if constexpr (kWeighted) {   // entries in index order into partial i mod 8
-      add_widened<A>(s, low8<A>(e));
-      add_weighted<A>(t, low8<A>(zc), low8<A>(e), scale_d, minus_c);
-      if constexpr (LF == 16) {
-        add_widened<A>(s, high8<A>(e));
-        add_weighted<A>(t, high8<A>(zc), high8<A>(e), scale_d, minus_c);
-      }
-    }
+    if constexpr (kWeighted) ye = ((tt - shifter) + f) * e;   // y = k + j/8 + f; masked: −200·0
     return e;
   };
-  auto group = [&](const float* zg, float* pg) {   // 16 entries; pg: null without kStore
-    F e[G];
-    for (std::size_t g = 0; g < G; ++g) e[g] = term(F::load_unaligned(zg + g * LF));
-    if constexpr (!kWeighted) {   // pairs (i, i + 8) in float, then double
-      if constexpr (G == 2) {
-        add_widened<A>(s, low8<A>(e[0] + e[1]));
-      } else {
-        add_widened<A>(s, _mm256_add_ps(low8<A>(e[0]), high8<A>(e[0])));
-      }
+  // Pairs (i, i + 8) of 16 entries in float, widened into the 8 partials.
+  auto add_pairs = [&](D* acc, const F* v) {
+    if constexpr (G == 2) {
+      add_widened<A>(acc, low8<A>(v[0] + v[1]));
+    } else {
+      add_widened<A>(acc, _mm256_add_ps(low8<A>(v[0]), high8<A>(v[0])));
     }
+  };
+  auto group = [&](const float* zg, float* pg) {   // 16 entries; pg: null without kStore
+    F e[G], ye[G];
+    for (std::size_t g = 0; g < G; ++g) e[g] = term(F::load_unaligned(zg + g * LF), ye[g]);
+    add_pairs(s, e);
+    if constexpr (kWeighted) add_pairs(t, ye);
     if constexpr (kStore) {
       for (std::size_t g = 0; g < G; ++g) e[g].store_unaligned(pg + g * LF);
     }

@@ -32,6 +32,11 @@ template <class T>
 OnlineSoftmax<> softmax_row_statistics(const T* z, std::size_t n, double beta, bool parallel,
                                        Workspace& ws);
 
+// The same with the terms of float rows in double lanes: statistics to double precision, for the
+// entropy adaptive temperature decides its beta on (float lanes give float precision, ~1e-7).
+template <class T>
+OnlineSoftmax<> softmax_row_statistics_exact(const T* z, std::size_t n, double beta, bool parallel, Workspace& ws);
+
 // p = softmax(beta*z) (masked entries get exactly 0) and the statistics of the row, so the entropy
 // of p comes for free. Throws sharp::NumericError like softmax_row_statistics.
 template <class T>

@@ -1,7 +1,7 @@
 """Same bits on every ISA (docs/architecture.md#determinism): each experiment's tiny point and
 sharp-normalise run with SHARP_SIMD=avx2 and SHARP_SIMD=avx512 give identical data, bit for bit; the
-result file records which ISA ran (root attribute `simd`); a bad SHARP_SIMD is bad input (exit 2,
-nothing written). Skipped, with a message, on a CPU without AVX-512.
+result file records which ISA ran (root attribute `simd`), sharp-simd names it; a bad SHARP_SIMD is
+bad input (exit 2, nothing written). Skipped, with a message, on a CPU without AVX-512.
 ctest runs it with SHARP_BIN_DIR set; standalone: SHARP_BIN_DIR=build/bin /usr/bin/python3 <this>.
 """
 import os
@@ -76,6 +76,13 @@ class SameBitsOnEveryIsa(ResultDirCase):
         p = run("sharp-normalise", "--normaliser", "softmax", input="1 2 3\n", env={"SHARP_SIMD": "sse"})
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("SHARP_SIMD='sse'", p.stderr)
+        p = run("sharp-simd", env={"SHARP_SIMD": "avx3"})
+        self.assertEqual(p.returncode, 2, p.stderr)
+
+    def test_sharp_simd_names_the_isa(self):
+        self.assertTrue(run("sharp-simd", check=0, env={"SHARP_SIMD": "auto"}).stdout.startswith("avx512 "))
+        for isa in ISAS:
+            self.assertTrue(run("sharp-simd", check=0, env={"SHARP_SIMD": isa}).stdout.startswith(isa + " "))
 
 
 if __name__ == "__main__":
