@@ -27,6 +27,7 @@
 #include <gtest/gtest.h>
 
 #include "h5/h5.hpp"
+#include "support/float_ulps.hpp"
 #include "normalisers/normaliser.hpp"
 
 namespace {
@@ -198,6 +199,37 @@ TEST(NormaliserGolden, ForwardAndBackwardMatchReference) {
   EXPECT_EQ(failing_rows, 0u);
   std::printf("checked %zu golden outputs; largest row L1 difference: forward %.3g, backward %.3g\n", outputs,
               worst_forward, worst_backward);
+}
+
+// Float rows of the softmax family (float lanes, normalisers/block_lanes.hpp) on every golden case:
+// within 4 float ulp of the double kernel's result on the same, float-rounded logits, rounded to
+// float (tests/support/float_ulps.hpp). Cases whose logits do not fit a float are skipped.
+TEST(NormaliserGolden, FloatRowsWithinFourUlpsOfDouble) {
+  ASSERT_TRUE(std::filesystem::exists(kGolden)) << "missing " << kGolden;
+  auto file = sharp::h5::File::open_read(kGolden);
+  const sharp::h5::Group cases = file.root().open_group("cases");
+  std::size_t checked = 0;
+  double worst = 0.0;
+  for (const std::string& case_name : cases.children()) {
+    const Case c = read_case(cases, case_name, false);
+    if (std::any_of(c.logits.begin(), c.logits.end(), [](double z) { return std::fabs(z) > 1e30 && std::isfinite(z); })) continue;
+    const std::vector<float> zf(c.logits.begin(), c.logits.end());
+    const std::vector<double> zd(zf.begin(), zf.end());
+    for (const char* spec : {"softmax", "softmax:beta=4", "adaptive", "ssmax:s=0.43"}) {
+      const auto nz = sharp::norm::make_normaliser(spec);
+      std::vector<double> p(zd.size());
+      std::vector<float> pf(zd.size());
+      nz->forward(zd.data(), p.data(), c.rows, c.n);
+      nz->forward(zf.data(), pf.data(), c.rows, c.n);
+      std::size_t at = 0;
+      const double w = sharp::test::worst_float_ulps(pf.data(), p.data(), p.size(), &at);
+      worst = std::max(worst, w);
+      EXPECT_LE(w, 4.0) << "case " << case_name << ", " << spec << ", entry " << at << ": " << pf[at] << " vs " << p[at];
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 100u);
+  std::printf("float rows of %zu golden outputs: worst %.2f float ulps\n", checked, worst);
 }
 
 // adaptive_row_beta: the entropy of softmax at beta = 1 and the beta adaptive temperature takes.
