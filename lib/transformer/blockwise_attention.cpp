@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include <xsimd/xsimd.hpp>
@@ -14,12 +15,19 @@
 #include "core/simd_exp.hpp"
 #include "nn/gemm.hpp"
 #include "normalisers/adaptive_temperature.hpp"
+#include "transformer/float_exp2.hpp"
 #include "transformer/parallel_items.hpp"
 
 namespace sharp::transformer {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kLn2 = 0.693147180559945309417;
+
+[[noreturn]] void throw_not_finite(std::size_t row, std::size_t j0, std::size_t valid) {
+  throw NumericError("attention: a logit of row " + std::to_string(row) + " in keys " + std::to_string(j0) + "..." +
+                     std::to_string(j0 + valid - 1) + " is not finite");
+}
 
 enum class Kind { Softmax, Ssmax, Adaptive };
 
@@ -37,31 +45,71 @@ struct RowState {
   double zmin = kInf, beta = 1.0;
 };
 
-// Sums over z[0..count) of w = e^{β(z − m)} and β(z − m)·w, in SIMD lanes then one horizontal add
-// (the same bits for any thread count). With store, z[j] is replaced by w_j.
-void block_sums(double* z, std::size_t count, double beta, double m, bool store, double& s_out, double& t_out) {
-  using B = xsimd::batch<double>;
+// Float models: the logits z[0..count) of one row's block in float lanes: their max, min and whether
+// all are finite (z − z is 0 for finite z, NaN for ±inf and NaN, and a NaN stays in the sum).
+struct FloatScan {
+  float max, min;
+  bool finite;
+};
+FloatScan scan_float(const float* z, std::size_t count) {
+  using B = xsimd::batch<float>;
   constexpr std::size_t L = B::size;
-  B s(0.0), t(0.0);
-  const B vb(beta), vm(m);
+  constexpr float kInfF = std::numeric_limits<float>::infinity();
+  B vmax(-kInfF), vmin(kInfF), check(0.0f);
   std::size_t j = 0;
   for (; j + L <= count; j += L) {
-    const B u = vb * (B::load_unaligned(z + j) - vm);
-    const B w = simd::exp_bounded(u);
+    const B v = B::load_unaligned(z + j);
+    vmax = xsimd::max(vmax, v);
+    vmin = xsimd::min(vmin, v);
+    check += v - v;
+  }
+  alignas(64) float hi[L], lo[L];
+  vmax.store_aligned(hi);
+  vmin.store_aligned(lo);
+  FloatScan out{-kInfF, kInfF, true};
+  float c = xsimd::hadd(check);
+  for (std::size_t l = 0; l < L; ++l) {
+    out.max = std::max(out.max, hi[l]);
+    out.min = std::min(out.min, lo[l]);
+  }
+  for (; j < count; ++j) {
+    out.max = std::max(out.max, z[j]);
+    out.min = std::min(out.min, z[j]);
+    c += z[j] - z[j];
+  }
+  out.finite = c == 0.0f;
+  return out;
+}
+
+// Sums over z[0..count) of the weights w = exp(u) and of u·w, u = c·(z − m), in SIMD lanes of T then
+// one horizontal add (the same bits for any thread count); with store, z[j] is replaced by w_j.
+// Double models: exp = e^u (core/simd_exp.hpp), c = β. Float models: exp = 2^u (float_exp2.hpp, twice
+// the lanes), c = β·log2(e), so the caller multiplies Σ u·w by ln 2; the block's float sums (at most
+// kKeyBlock terms, as many as the P·V product sums in float) join the row's statistics in double.
+template <class T, class Exp>
+void block_sums(T* z, std::size_t count, T c, T m, bool store, Exp exp, double& s_out, double& t_out) {
+  using B = xsimd::batch<T>;
+  constexpr std::size_t L = B::size;
+  B s(T(0)), t(T(0));
+  const B vc(c), vm(m);
+  std::size_t j = 0;
+  for (; j + L <= count; j += L) {
+    const B u = (B::load_unaligned(z + j) - vm) * vc;
+    const B w = exp(u);
     s += w;
     t = xsimd::fma(u, w, t);
     if (store) w.store_unaligned(z + j);
   }
-  double ss = xsimd::hadd(s), tt = xsimd::hadd(t);
+  T ss = xsimd::hadd(s), tt = xsimd::hadd(t);
   for (; j < count; ++j) {
-    const double u = beta * (z[j] - m);
-    const double w = simd::exp_bounded(u);
+    const T u = (z[j] - m) * c;
+    const T w = exp(u);
     ss += w;
     tt = std::fma(u, w, tt);
     if (store) z[j] = w;
   }
-  s_out = ss;
-  t_out = tt;
+  s_out = double(ss);
+  t_out = double(tt);
 }
 
 }  // namespace
@@ -95,7 +143,7 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
     const std::size_t kend = shape.causal ? r0 + rows : n;
     Scratch& sc = scratch[thread];
     sc.S.resize(kTileRows * kKeyBlock);
-    sc.P.resize(kTileRows * kKeyBlock);
+    if (!std::is_same_v<T, float>) sc.P.resize(kTileRows * kKeyBlock);
     sc.acc.assign(rows * dh, T(0));
     sc.z.resize(kKeyBlock);
     sc.rows.assign(rows, RowState{});
@@ -117,7 +165,7 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
       for (std::size_t j0 = 0; j0 < kend; j0 += kKeyBlock) {
         const std::size_t jn = std::min(kKeyBlock, kend - j0);
         T* S = sc.S.data();
-        T* P = sc.P.data();
+        T* P = std::is_same_v<T, float> ? S : sc.P.data();
         nn::gemm(nn::Trans::No, nn::Trans::Yes, rows, jn, dh, scale, q, ld, k + j0 * ld, ld, T(0), S, jn);
         for (std::size_t r = 0; r < rows; ++r) {
           const std::size_t i = r0 + r, keys = shape.keys(i);
@@ -127,11 +175,24 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
             if (accumulate) std::fill(prow, prow + jn, T(0));
             continue;
           }
+          // The row's logits of this block (ALiBi bias rounded to T and subtracted in T, as
+          // attention_forward), their max and min: in place in float lanes for float models, copied
+          // to double for double models.
+          T* srow = S + r * jn;
           double* z = sc.z.data();
           double bmax = -kInf, bmin = kInf;
-          bool nan = false;   // an integer reduction, so the loops vectorise (±inf shows in bmax, bmin)
-          const T* srow = S + r * jn;
-          if (slope == 0.0) {
+          if (slope != 0.0)
+            for (std::size_t j = 0; j < valid; ++j) {
+              const std::size_t kj = j0 + j;
+              srow[j] = T(srow[j] - T(slope * double(i > kj ? i - kj : kj - i)));
+            }
+          if constexpr (std::is_same_v<T, float>) {
+            const FloatScan scan = scan_float(srow, valid);
+            if (!scan.finite) throw_not_finite(i, j0, valid);
+            bmax = double(scan.max);
+            bmin = double(scan.min);
+          } else {
+            bool nan = false;   // an integer reduction, so the loop vectorises (±inf shows in bmax, bmin)
             for (std::size_t j = 0; j < valid; ++j) {
               const double zj = double(srow[j]);
               z[j] = zj;
@@ -139,20 +200,8 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
               bmax = zj > bmax ? zj : bmax;
               bmin = zj < bmin ? zj : bmin;
             }
-          } else {
-            for (std::size_t j = 0; j < valid; ++j) {
-              const std::size_t kj = j0 + j;
-              // As attention_forward: the bias is rounded to T and subtracted in T.
-              const double zj = double(T(srow[j] - T(slope * double(i > kj ? i - kj : kj - i))));
-              z[j] = zj;
-              nan |= zj != zj;
-              bmax = zj > bmax ? zj : bmax;
-              bmin = zj < bmin ? zj : bmin;
-            }
+            if (nan || !std::isfinite(bmax) || !std::isfinite(bmin)) throw_not_finite(i, j0, valid);
           }
-          if (nan || !std::isfinite(bmax) || !std::isfinite(bmin))
-            throw NumericError("attention: a logit of row " + std::to_string(i) + " in keys " + std::to_string(j0) +
-                               "..." + std::to_string(j0 + valid - 1) + " is not finite");
           RowState& st = sc.rows[r];
           st.zmin = std::min(st.zmin, bmin);
           if (bmax > st.stats.shift) {   // the reference follows the max; the output sum follows too
@@ -162,12 +211,17 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
           }
           st.stats.max = st.stats.shift;
           double s, t;
-          block_sums(z, valid, st.beta, st.stats.shift, accumulate, s, t);
-          st.stats.add_sums(s, t);
-          if (accumulate) {
-            for (std::size_t j = 0; j < valid; ++j) prow[j] = T(z[j]);
-            std::fill(prow + valid, prow + jn, T(0));
+          if constexpr (std::is_same_v<T, float>) {   // weights written over the logits (P == S)
+            block_sums(srow, valid, float(st.beta * simd::kLog2e), float(st.stats.shift), accumulate,
+                       [](auto y) { return exp2_nonpositive(y); }, s, t);
+            t *= kLn2;
+          } else {
+            block_sums(z, valid, st.beta, st.stats.shift, accumulate, [](auto u) { return simd::exp_bounded(u); }, s, t);
+            if (accumulate)
+              for (std::size_t j = 0; j < valid; ++j) prow[j] = T(z[j]);
           }
+          st.stats.add_sums(s, t);
+          if (accumulate) std::fill(prow + valid, prow + jn, T(0));
         }
         if (accumulate)
           nn::gemm(nn::Trans::No, nn::Trans::No, rows, dh, jn, T(1), P, jn, v + j0 * ld, ld, T(1), sc.acc.data(), dh);

@@ -4,6 +4,8 @@
 #include <omp.h>
 
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <string>
@@ -221,12 +223,29 @@ namespace {
 // normaliser): outputs and every row statistic, across tiles and key blocks.
 struct CollectAll : AttentionObserver {
   explicit CollectAll(std::size_t slots) : stats(slots) {}
-  void observe(const AttentionTile<double>& t) override {
+  template <class T>
+  void keep(const AttentionTile<T>& t) {
     for (std::size_t r = 0; r < t.rows; ++r)
       stats[(t.sequence * 2 + t.head) * 300 + t.first_row + r] = t.stats[r];
   }
+  void observe(const AttentionTile<double>& t) override { keep(t); }
+  void observe(const AttentionTile<float>& t) override { keep(t); }
   std::vector<AttentionRowStats> stats;
 };
+
+// A NaN or infinite logit is an error, as in the normalisers, not a silent NaN output.
+template <class T>
+void expect_non_finite_logits_throw() {
+  auto softmax = sharp::norm::make_normaliser("softmax");
+  AttentionHeads one;
+  one.normalisers = {softmax.get()};
+  for (T bad : {std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::infinity()}) {
+    std::vector<T> qkv(300 * 3 * 4, T(0.5)), out(300 * 4);
+    qkv[280 * 12 + 4] = bad;   // the key of token 280
+    EXPECT_THROW(attention_forward_blockwise(out.data(), qkv.data(), AttentionShape{1, 300, 1, 4, true}, one, nullptr),
+                 sharp::NumericError);
+  }
+}
 
 TEST(BlockwiseAttention, EqualsQueryTiledAttention) {
   for (const std::string spec : {"softmax", "softmax:beta=2.5", "ssmax:s=0.4", "adaptive"})
@@ -263,22 +282,60 @@ TEST(BlockwiseAttention, EqualsQueryTiledAttention) {
         EXPECT_LT(worst_stat, 1e-11);
         EXPECT_LT(worst_entropy, 1e-11);
       }
-  // A NaN or infinite logit is an error, as in the normalisers, not a silent NaN output.
-  auto softmax = sharp::norm::make_normaliser("softmax");
-  AttentionHeads one;
-  one.normalisers = {softmax.get()};
-  for (double bad : {std::nan(""), HUGE_VAL}) {
-    std::vector<double> qkv(300 * 3 * 4, 0.5), out(300 * 4);
-    qkv[280 * 12 + 4] = bad;   // the key of token 280
-    EXPECT_THROW(attention_forward_blockwise(out.data(), qkv.data(), AttentionShape{1, 300, 1, 4, true}, one, nullptr),
-                 sharp::NumericError);
-  }
+  expect_non_finite_logits_throw<double>();
   auto entmax = sharp::norm::make_normaliser("entmax15");
   AttentionHeads heads;
   heads.normalisers = {entmax.get()};
   std::vector<double> qkv(3 * 4), out(4);
   EXPECT_THROW(attention_forward_blockwise(out.data(), qkv.data(), AttentionShape{1, 1, 1, 4, true}, heads, nullptr),
                sharp::BadInput);
+}
+
+// Float models weigh keys in float exp lanes (transformer/float_exp2.hpp) with the row statistics in
+// double: against query-tiled attention in double on the same (float) inputs, outputs and statistics
+// agree to float rounding, and a NaN or infinite logit is still an error.
+TEST(BlockwiseAttention, FloatLanesEqualDoubleAttention) {
+  double worst_out = 0, worst_stat = 0, worst_entropy = 0;
+  for (const std::string spec : {"softmax", "softmax:beta=2.5", "ssmax:s=0.4", "adaptive"})
+    for (bool causal : {true, false})
+      for (bool alibi : {false, true}) {
+        SCOPED_TRACE(spec + (causal ? " causal" : " encoder") + (alibi ? " alibi" : ""));
+        const AttentionShape shape{2, 300, 2, 8, causal};   // 5 query tiles, 2 key blocks
+        std::vector<float> qkv(shape.batch * shape.length * 3 * shape.width());
+        for (std::size_t i = 0; i < qkv.size(); ++i)
+          qkv[i] = float(2.0 * std::sin(0.37 * double(i) + 0.001 * double(i * i)));
+        const std::vector<double> qkv_d(qkv.begin(), qkv.end());
+        auto normaliser = sharp::norm::make_normaliser(spec);
+        AttentionHeads heads;
+        heads.normalisers = {normaliser.get(), normaliser.get()};
+        if (alibi) heads.alibi = alibi_slopes(2);
+        const std::size_t out_size = shape.batch * shape.length * shape.width();
+        std::vector<double> naive(out_size);
+        std::vector<float> blocked(out_size);
+        CollectAll a(2 * 2 * 300), b(2 * 2 * 300);
+        attention_forward(naive.data(), qkv_d.data(), shape, heads, nullptr, &a);
+        attention_forward_blockwise(blocked.data(), qkv.data(), shape, heads, &b);
+        for (std::size_t i = 0; i < out_size; ++i)
+          worst_out = std::max(worst_out, std::abs(naive[i] - double(blocked[i])) / std::max(1.0, std::abs(naive[i])));
+        for (std::size_t i = 0; i < a.stats.size(); ++i) {
+          const AttentionRowStats &x = a.stats[i], &y = b.stats[i];
+          ASSERT_EQ(x.keys, y.keys);
+          ASSERT_EQ(x.support, y.support);
+          for (auto [u, w] : {std::pair{x.logit_max, y.logit_max}, {x.logit_min, y.logit_min},
+                              {x.alpha_max, y.alpha_max}, {x.beta, y.beta}})
+            worst_stat = std::max(worst_stat, std::abs(u - w) / std::max(1e-30, std::abs(u)));
+          // α_min = e^{−β·δ}/s carries the relative error of β (adaptive's β(H)) times β·δ.
+          const double beta_delta = x.beta * (x.logit_max - x.logit_min);
+          worst_stat = std::max(worst_stat, std::abs(std::log(x.alpha_min / y.alpha_min)) / (1.0 + beta_delta));
+          worst_entropy = std::max(worst_entropy, std::abs(x.entropy - y.entropy) / std::max(1.0, x.entropy));
+        }
+      }
+  EXPECT_LT(worst_out, 1e-5);   // as cached decoding in float
+  EXPECT_LT(worst_stat, 1e-5);
+  EXPECT_LT(worst_entropy, 1e-5);
+  std::printf("float lanes against double: output %.2e, statistics %.2e, entropy %.2e (relative)\n", worst_out,
+              worst_stat, worst_entropy);
+  expect_non_finite_logits_throw<float>();
 }
 
 }  // namespace
