@@ -37,7 +37,7 @@ void transformer_backward(const Transformer& model, const T* params, const std::
     // x_next = x_mid + GELU(pre) W_outᵀ + b_out, pre = m W_inᵀ + b_in, m = LN2(x_mid)
     nn::linear_backward(dact.data(), grads + o.mlp_out_weight, grads + o.mlp_out_bias, dx.data(), bc.act.data(),
                         params + o.mlp_out_weight, R, F, d);
-    gelu_backward(dact.data(), dact.data(), bc.pre.data(), R * F);
+    gelu_backward_from_slope(dact.data(), dact.data(), bc.gelu_slope.data(), R * F);
     const T* m = c.layer_norm ? bc.ln2.data() : bc.x_mid.data();
     nn::linear_backward(dtmp.data(), grads + o.mlp_in_weight, grads + o.mlp_in_bias, dact.data(), m,
                         params + o.mlp_in_weight, R, d, F);

@@ -14,6 +14,16 @@ namespace sharp::transformer {
 void gelu_forward(float* y, const float* x, std::size_t count);
 void gelu_forward(double* y, const double* x, std::size_t count);
 
+// The same y with slope = GELU′(x) beside it, for a training forward pass: its backward is then
+// dx = dy·slope (gelu_backward_from_slope), one erf per element for both passes where gelu_backward
+// takes a second erf. Same bits as gelu_forward and gelu_backward.
+void gelu_forward_with_slope(float* y, float* slope, const float* x, std::size_t count);
+void gelu_forward_with_slope(double* y, double* slope, const double* x, std::size_t count);
+template <class T>
+void gelu_backward_from_slope(T* dx, const T* dy, const T* slope, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) dx[i] = dy[i] * slope[i];
+}
+
 // dx = dy·GELU′(x); dx may alias dy.
 void gelu_backward(float* dx, const float* dy, const float* x, std::size_t count);
 void gelu_backward(double* dx, const double* dy, const double* x, std::size_t count);

@@ -1,6 +1,6 @@
 #pragma once
 // LayerNorm over the last dimension: y = gain ⊙ (x − μ)·r + bias, r = 1/√(var + eps), var the
-// population variance of the row (sums in double), eps = 1e-5.
+// population variance of the row (sums in double, in eight interleaved partial sums), eps = 1e-5.
 // Shapes: x, y, dx, dy [rows, d]; gain, bias, dgain, dbias [d]; mean, rstd [rows] (kept for the
 // backward; may be nullptr in the forward when no backward follows).
 #include <cstddef>

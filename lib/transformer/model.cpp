@@ -76,7 +76,7 @@ void allocate(ForwardCache<T>& cache, const TransformerConfig& c, std::size_t ba
     b.qkv.resize(R * 3 * d);
     b.attn.resize(R * d);
     b.x_mid.resize(R * d);
-    b.pre.resize(R * F);
+    b.gelu_slope.resize(R * F);
     b.act.resize(R * F);
     if (c.layer_norm) {
       b.ln1.resize(R * d);
@@ -130,10 +130,8 @@ void transformer_forward(const Transformer& model, const T* params, const std::i
   for (Scratch& s : scratch) {
     s.a.resize(kChunkRows * d);
     s.tmp.resize(kChunkRows * d);
-    if (!cache) {
-      s.pre.resize(kChunkRows * F);
-      s.act.resize(kChunkRows * F);
-    }
+    s.pre.resize(kChunkRows * F);
+    if (!cache) s.act.resize(kChunkRows * F);
   }
   const std::shared_ptr<const BoundHeads> heads = model.bind(params);
   std::vector<T> x, qkv, attn;   // inference: one residual stream updated in place
@@ -206,10 +204,12 @@ void transformer_forward(const Transformer& model, const T* params, const std::i
                            params + o.ln2_gain, params + o.ln2_bias, rows, d);
         m = dst;
       }
-      T* pre = bc ? bc->pre.data() + r0 * F : s.pre.data();
       T* act = bc ? bc->act.data() + r0 * F : s.act.data();
-      nn::linear_forward(pre, m, params + o.mlp_in_weight, params + o.mlp_in_bias, rows, d, F);
-      gelu_forward(act, pre, rows * F);
+      nn::linear_forward(s.pre.data(), m, params + o.mlp_in_weight, params + o.mlp_in_bias, rows, d, F);
+      if (bc)
+        gelu_forward_with_slope(act, bc->gelu_slope.data() + r0 * F, s.pre.data(), rows * F);
+      else
+        gelu_forward(act, s.pre.data(), rows * F);
       nn::linear_forward(s.tmp.data(), act, params + o.mlp_out_weight, params + o.mlp_out_bias, rows, F, d);
       for (std::size_t j = 0; j < rows * d; ++j) xnext[r0 * d + j] = xmid[r0 * d + j] + s.tmp[j];
     });

@@ -61,7 +61,8 @@ class Transformer {
 // Activations kept by a forward pass for the backward ([R = B·n] rows).
 template <class T>
 struct BlockCache {
-  std::vector<T> x_in, ln1, mean1, rstd1, qkv, attn, x_mid, ln2, mean2, rstd2, pre, act;
+  std::vector<T> x_in, ln1, mean1, rstd1, qkv, attn, x_mid, ln2, mean2, rstd2, act;
+  std::vector<T> gelu_slope;   // GELU′ at the MLP's pre-activation (gelu.hpp), for the backward
   AttentionCache<T> attention;
 };
 template <class T>

@@ -279,4 +279,29 @@ TEST(TransformerGelu, FloatMatchesDouble) {
   for (std::size_t i = 0; i + 3 < n; ++i) EXPECT_EQ(ys[i], yf[i + 3]);
 }
 
+// The training forward keeps GELU′ beside GELU (gelu_forward_with_slope): the same bits as
+// gelu_forward, and dy·slope the same bits as gelu_backward, in float and in double.
+template <class T>
+void expect_slope_matches_backward() {
+  const std::size_t n = 203;
+  std::vector<T> x(n), y(n), dy(n), y2(n), slope(n), dx(n), dx2(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    x[i] = T(-9.0 + 0.09 * double(i));
+    dy[i] = T(std::sin(double(i)));
+  }
+  gelu_forward(y.data(), x.data(), n);
+  gelu_backward(dx.data(), dy.data(), x.data(), n);
+  gelu_forward_with_slope(y2.data(), slope.data(), x.data(), n);
+  gelu_backward_from_slope(dx2.data(), dy.data(), slope.data(), n);
+  for (std::size_t i = 0; i < n; ++i) {
+    EXPECT_EQ(y2[i], y[i]) << x[i];
+    EXPECT_EQ(dx2[i], dx[i]) << x[i];
+  }
+}
+
+TEST(TransformerGelu, SlopeKeptByTheForwardEqualsTheBackward) {
+  expect_slope_matches_backward<float>();
+  expect_slope_matches_backward<double>();
+}
+
 }  // namespace
