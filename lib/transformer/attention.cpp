@@ -48,16 +48,30 @@ AttentionRowStats attention_row_stats(const T* z, const T* p, std::size_t k, con
   return s;
 }
 
+std::size_t attention_cache_tile_offset(const AttentionShape& shape, std::size_t tile) {
+  // Tiles before `tile` are full: causal tile u holds kTileRows·kTileRows·(u + 1) entries.
+  const std::size_t r0 = tile * kTileRows;
+  return shape.causal ? kTileRows * kTileRows * tile * (tile + 1) / 2 : r0 * shape.length;
+}
+
+std::size_t attention_cache_head_size(const AttentionShape& shape) {
+  const std::size_t n = shape.length, tiles = (n + kTileRows - 1) / kTileRows;
+  if (!shape.causal) return n * n;
+  const std::size_t last = tiles - 1, rows = n - last * kTileRows;
+  return attention_cache_tile_offset(shape, last) + rows * n;
+}
+
 template <class T>
 void attention_forward(T* out, const T* qkv, const AttentionShape& shape, const AttentionHeads& heads,
                        std::type_identity_t<AttentionCache<T>>* cache, AttentionObserver* observer) {
   const std::size_t B = shape.batch, n = shape.length, H = shape.heads, dh = shape.d_head, W = shape.width();
   const std::size_t ld = 3 * W;
   const std::size_t tiles = (n + kTileRows - 1) / kTileRows;
+  const std::size_t head_size = attention_cache_head_size(shape);
   const T scale = T(1.0 / std::sqrt(double(dh)));
-  if (cache) {   // entries beyond a tile's last key are never read: no need to clear them
-    cache->logits.resize(B * H * n * n);
-    cache->probs.resize(B * H * n * n);
+  if (cache) {   // every entry is written by its tile
+    cache->logits.resize(B * H * head_size);
+    cache->probs.resize(B * H * head_size);
   }
   const bool want_p = observer && observer->wants_probabilities();
   struct Scratch {
@@ -71,49 +85,41 @@ void attention_forward(T* out, const T* qkv, const AttentionShape& shape, const 
     const std::size_t kend = shape.causal ? r0 + rows : n;   // keys any row of the tile sees
     Scratch& s = scratch[thread];
     T *S, *P;
-    std::size_t ldS;
     if (cache) {
-      S = cache->logits.data() + ((b * H + h) * n + r0) * n;
-      P = cache->probs.data() + ((b * H + h) * n + r0) * n;
-      ldS = n;
+      const std::size_t offset = (b * H + h) * head_size + attention_cache_tile_offset(shape, tile);
+      S = cache->logits.data() + offset;
+      P = cache->probs.data() + offset;
     } else {
       s.logits.resize(kTileRows * n);
       s.probs.resize(kTileRows * n);
       S = s.logits.data();
       P = s.probs.data();
-      ldS = kend;
     }
     const T* q = qkv + (b * n + r0) * ld + h * dh;
     const T* k = qkv + b * n * ld + W + h * dh;
     const T* v = qkv + b * n * ld + 2 * W + h * dh;
-    nn::gemm(nn::Trans::No, nn::Trans::Yes, rows, kend, dh, scale, q, ld, k, ld, T(0), S, ldS);
+    nn::gemm(nn::Trans::No, nn::Trans::Yes, rows, kend, dh, scale, q, ld, k, ld, T(0), S, kend);
     if (!heads.alibi.empty()) {
       const double slope = heads.alibi[h];
       for (std::size_t r = 0; r < rows; ++r) {
         const std::size_t i = r0 + r;
         for (std::size_t j = 0; j < shape.keys(i); ++j)
-          S[r * ldS + j] -= T(slope * double(i > j ? i - j : j - i));
+          S[r * kend + j] -= T(slope * double(i > j ? i - j : j - i));
       }
     }
+    if (shape.causal)
+      for (std::size_t r = 0; r < rows; ++r)
+        std::fill(S + r * kend + r0 + r + 1, S + (r + 1) * kend, -std::numeric_limits<T>::infinity());
     const norm::Normaliser& normaliser = *heads.normalisers[h];
-    if (shape.causal) {
-      for (std::size_t r = 0; r < rows; ++r) {
-        const std::size_t keys = r0 + r + 1;
-        normaliser.forward(S + r * ldS, P + r * ldS, 1, keys);
-        std::fill(S + r * ldS + keys, S + r * ldS + kend, T(0));
-        std::fill(P + r * ldS + keys, P + r * ldS + kend, T(0));
-      }
-    } else {
-      normaliser.forward(S, P, rows, n);   // ldS == n
-    }
-    nn::gemm(nn::Trans::No, nn::Trans::No, rows, dh, kend, T(1), P, ldS, v, ld, T(0),
+    normaliser.forward(S, P, rows, kend);
+    nn::gemm(nn::Trans::No, nn::Trans::No, rows, dh, kend, T(1), P, kend, v, ld, T(0),
              out + (b * n + r0) * W + h * dh, W);
     if (observer) {
       s.stats.resize(rows);
       for (std::size_t r = 0; r < rows; ++r)
-        s.stats[r] = attention_row_stats(S + r * ldS, P + r * ldS, shape.keys(r0 + r), normaliser);
+        s.stats[r] = attention_row_stats(S + r * kend, P + r * kend, shape.keys(r0 + r), normaliser);
       observer->observe(AttentionTile<T>{b, heads.layer, h, r0, rows, s.stats.data(), want_p ? P : nullptr,
-                                         want_p ? ldS : 0});
+                                         want_p ? kend : 0});
     }
   });
 }
@@ -123,9 +129,11 @@ void attention_backward(T* dqkv, const T* dout, const T* qkv, const AttentionSha
                         const AttentionCache<T>& cache, double* dparams) {
   const std::size_t B = shape.batch, n = shape.length, H = shape.heads, dh = shape.d_head, W = shape.width();
   const std::size_t ld = 3 * W;
+  const std::size_t head_size = attention_cache_head_size(shape);
   const T scale = T(1.0 / std::sqrt(double(dh)));
   // Query tiles of a causal head see keys [0, r0 + rows) only: half the work of whole rows. dK and dV
-  // accumulate over the tiles in tile order; an encoder head is one tile of n rows.
+  // accumulate over the tiles in tile order; an encoder head is one tile of n rows (its forward tiles
+  // lie one after another, the head's [n, n] block).
   const std::size_t tile_rows = shape.causal ? kTileRows : n;
   std::vector<T> dP(tile_rows * n), dS(tile_rows * n);
   std::vector<double> row_params;
@@ -133,8 +141,6 @@ void attention_backward(T* dqkv, const T* dout, const T* qkv, const AttentionSha
     for (std::size_t h = 0; h < H; ++h) {
       const norm::Normaliser& normaliser = *heads.normalisers[h];
       const std::size_t np = normaliser.parameter_names().size();
-      const T* S = cache.logits.data() + (b * H + h) * n * n;
-      const T* P = cache.probs.data() + (b * H + h) * n * n;
       const T* q = qkv + b * n * ld + h * dh;
       const T* k = q + W;
       const T* v = q + 2 * W;
@@ -150,24 +156,16 @@ void attention_backward(T* dqkv, const T* dout, const T* qkv, const AttentionSha
       double* gp = dparams && np ? row_params.data() : nullptr;
       for (std::size_t r0 = 0; r0 < n; r0 += tile_rows) {
         const std::size_t rows = std::min(tile_rows, n - r0), kend = shape.causal ? r0 + rows : n;
-        const T* St = S + r0 * n;
-        const T* Pt = P + r0 * n;
+        const std::size_t offset = (b * H + h) * head_size + attention_cache_tile_offset(shape, r0 / kTileRows);
+        const T* St = cache.logits.data() + offset;   // [rows, kend], masked entries −inf
+        const T* Pt = cache.probs.data() + offset;    // masked entries 0
         // dP = dO Vᵀ [rows, kend]
         nn::gemm(nn::Trans::No, nn::Trans::Yes, rows, kend, dh, T(1), dO + r0 * W, W, v, ld, T(0), dP.data(), kend);
-        if (shape.causal) {
-          for (std::size_t r = 0; r < rows; ++r) {
-            const std::size_t keys = r0 + r + 1;
-            normaliser.backward(St + r * n, Pt + r * n, dP.data() + r * kend, dS.data() + r * kend,
-                                gp ? gp + r * np : nullptr, 1, keys);
-            std::fill(dS.begin() + std::ptrdiff_t(r * kend + keys), dS.begin() + std::ptrdiff_t((r + 1) * kend), T(0));
-          }
-        } else {
-          normaliser.backward(St, Pt, dP.data(), dS.data(), gp, rows, n);
-        }
+        normaliser.backward(St, Pt, dP.data(), dS.data(), gp, rows, kend);   // 0 at masked entries
         if (gp)
           for (std::size_t r = 0; r < rows; ++r)
             for (std::size_t j = 0; j < np; ++j) dparams[h * np + j] += gp[r * np + j];
-        nn::gemm(nn::Trans::Yes, nn::Trans::No, kend, dh, rows, T(1), Pt, n, dO + r0 * W, W, T(1), dv, ld);  // dV += Pᵀ dO
+        nn::gemm(nn::Trans::Yes, nn::Trans::No, kend, dh, rows, T(1), Pt, kend, dO + r0 * W, W, T(1), dv, ld);  // dV += Pᵀ dO
         nn::gemm(nn::Trans::No, nn::Trans::No, rows, dh, kend, scale, dS.data(), kend, k, ld, T(0), dq + r0 * ld,
                  ld);                                                                                     // dQ = dS K/√d
         nn::gemm(nn::Trans::Yes, nn::Trans::No, kend, dh, rows, scale, dS.data(), kend, q + r0 * ld, ld, T(1), dk,

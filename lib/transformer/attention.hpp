@@ -4,8 +4,10 @@
 //   qkv [B, n, 3W]  per token: q of heads 0…H−1, then k of every head, then v (RoPE already applied)
 //   out [B, n, W]   per token: head h's output at columns h·d_head …
 // Head h of query i: e_j = q_i·k_j/√d_head (+ ALiBi bias) over its keys j < k(i) (causal: k(i) = i+1,
-// encoder: n), α = normaliser_h(e) over exactly those k(i) logits (masked keys never reach the
-// normaliser), out_i = Σ_j α_j v_j.
+// encoder: n), α = normaliser_h(e) over those k(i) logits, out_i = Σ_j α_j v_j. A causal tile reaches
+// the normaliser in one call, rows of kend entries with the keys beyond k(i) masked as −inf (never as
+// a large negative number): the family gives them weight 0 and gradient 0 and the other entries the
+// result of the unmasked prefix (docs/science.md#notation).
 // Work is split into fixed tiles (sequence, head, kTileRows query rows), so results do not depend on
 // the thread count; BLAS runs serially inside the tiles.
 #include <cstddef>
@@ -33,12 +35,17 @@ struct AttentionHeads {
   std::size_t layer = 0;   // reported to the observer
 };
 
-// Kept for the backward: logits and probabilities [B, H, n, n]; row i holds its k(i) entries, then
-// zeros up to the end of its query tile's keys (causal), then unspecified values.
+// Kept for the backward: logits and probabilities of every (sequence, head) [B, H, …], each head's
+// query tiles one after another, tile t a contiguous [rows_t, kend_t] block with kend_t the keys
+// any row of the tile sees (causal: r0 + rows_t, about half of n² per head; encoder: n, so a head
+// is [n, n]). Row i holds its k(i) entries, then masked ones (logit −inf, probability 0) up to kend.
 template <class T>
 struct AttentionCache {
   std::vector<T> logits, probs;
 };
+// Entries of one head in AttentionCache, and where tile `tile` of a head starts.
+std::size_t attention_cache_head_size(const AttentionShape& shape);
+std::size_t attention_cache_tile_offset(const AttentionShape& shape, std::size_t tile);
 
 // cache == nullptr: inference, memory O(tile · n) per thread instead of O(B·H·n²).
 template <class T>
