@@ -25,6 +25,9 @@ class AdamW {
 
   // One update of params [size] with grads [size] at learning rate lr.
   void step(float* params, const float* grads, double lr);
+  // The same with each gradient first scaled, float(g·grad_scale) as clip_by_global_norm rounds it
+  // (grad_scale 1: as is), on `threads` threads over fixed slices (elementwise: the same bits).
+  void step(float* params, const float* grads, double lr, double grad_scale, int threads);
 
   const AdamWConfig& config() const { return config_; }
   std::int64_t steps() const { return t_; }

@@ -11,4 +11,11 @@ namespace sharp::nn {
 void sum_chunk_gradients(float* out, const std::vector<std::vector<float>>& chunks, std::size_t count,
                          std::size_t size, int threads);
 
+// The same sum, which also leaves the chunks' first `size` entries zero (ready for the next step's
+// accumulation, cleared while in cache instead of by a pass of its own) and returns the global norm
+// ‖out‖₂: squares summed in double, eight interleaved partial sums per slice, slices added in slice
+// order (bit-identical for any thread count).
+double sum_and_clear_chunk_gradients(float* out, std::vector<std::vector<float>>& chunks, std::size_t count,
+                                     std::size_t size, int threads);
+
 }  // namespace sharp::nn

@@ -19,7 +19,14 @@ void transformer_backward(const Transformer& model, const T* params, const std::
   const std::size_t B = cache.batch, n = cache.length, R = B * n, d = c.d_model, F = c.d_ff(), V = c.vocab;
   const std::size_t H = c.heads, dh = c.d_head(), W3 = 3 * d;
   const norm::LearnableSpec& spec = L.normaliser;
-  std::vector<T> dx(R * d), dtmp(R * d), dattn(R * d), dact(R * F), dqkv(R * W3);
+  // Every buffer is overwritten before it is read: kept in the cache, a trainer's step allocates (and
+  // page-faults) nothing here.
+  std::vector<T>&dx = cache.dx, &dtmp = cache.dtmp, &dattn = cache.dattn, &dact = cache.dact, &dqkv = cache.dqkv;
+  dx.resize(R * d);
+  dtmp.resize(R * d);
+  dattn.resize(R * d);
+  dact.resize(R * F);
+  dqkv.resize(R * W3);
 
   // logits = f Uᵀ, f = LN_final(x_out)
   const T* f = c.layer_norm ? cache.ln_final.data() : cache.x_out.data();

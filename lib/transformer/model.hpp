@@ -71,6 +71,7 @@ struct ForwardCache {
   std::shared_ptr<const BoundHeads> heads;   // the normalisers the forward used
   std::vector<BlockCache<T>> blocks;         // [layers]
   std::vector<T> x_out, ln_final, mean_f, rstd_f;
+  std::vector<T> dx, dtmp, dattn, dact, dqkv;   // transformer_backward's buffers, kept between steps
 };
 
 // logits [batch, length, vocab] (nullptr: not computed, e.g. when only the observer matters).

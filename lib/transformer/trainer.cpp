@@ -3,11 +3,11 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/errors.hpp"
 #include "core/parallel_for.hpp"
 #include "nn/chunk_gradients.hpp"
-#include "nn/grad_clip.hpp"
 #include "nn/omp_threads.hpp"
 
 namespace sharp::transformer {
@@ -41,6 +41,9 @@ StepStats Trainer::step(const std::int32_t* inputs, const std::int32_t* targets,
   if (counted == 0) throw BadInput("training batch has no target (every target is -1)");
   const double scale = 1.0 / double(counted);
   if (chunk_grads_.size() < chunks) chunk_grads_.resize(chunks);
+  for (std::vector<float>& g : chunk_grads_)   // zero, unless the last sum left them so
+    if (!chunk_grads_zero_ || g.size() != P) g.assign(P, 0.0f);
+  chunk_grads_zero_ = false;
   std::vector<TokenLoss> totals(chunks);
   {
     nn::OmpThreadsScope scope(threads_);
@@ -52,13 +55,14 @@ StepStats Trainer::step(const std::int32_t* inputs, const std::int32_t* targets,
       s.logits.resize(rows * V);
       s.dlogits.resize(rows * V);
       std::vector<float>& g = chunk_grads_[ci];
-      g.assign(P, 0.0f);
       transformer_forward(model_, params_.data(), in, count, length, s.logits.data(), &s.cache);
       totals[ci] = token_cross_entropy(s.dlogits.data(), s.logits.data(), targets + first * length, rows, V, scale);
       transformer_backward(model_, params_.data(), in, s.dlogits.data(), s.cache, g.data());
     });
   }
-  nn::sum_chunk_gradients(grads_.data(), chunk_grads_, chunks, P, threads_);
+  const double norm = nn::sum_and_clear_chunk_gradients(grads_.data(), chunk_grads_, chunks, P, threads_);
+  chunk_grads_zero_ = true;
+  if (!std::isfinite(norm)) throw NumericError("gradient norm is not finite (NaN or inf in the gradients)");
   StepStats stats;
   for (const TokenLoss& t : totals) {
     stats.loss += t.loss_sum;
@@ -66,9 +70,11 @@ StepStats Trainer::step(const std::int32_t* inputs, const std::int32_t* targets,
     stats.correct += t.correct;
   }
   stats.loss /= double(stats.targets);
-  stats.grad_norm = nn::clip_by_global_norm(grads_.data(), P, config_.clip);
+  stats.grad_norm = norm;
   stats.lr = config_.schedule.at(steps_done());
-  optimiser_.step(params_.data(), grads_.data(), stats.lr);
+  // Clipping by global norm (grad_clip.hpp) fused into the update: one pass over the parameters.
+  const double clip_scale = config_.clip > 0.0 && norm > config_.clip ? config_.clip / norm : 1.0;
+  optimiser_.step(params_.data(), grads_.data(), stats.lr, clip_scale, threads_);
   return stats;
 }
 

@@ -61,6 +61,7 @@ class Trainer {
   int threads_;
   std::vector<float> params_, grads_;
   std::vector<std::vector<float>> chunk_grads_;
+  bool chunk_grads_zero_ = false;    // every chunk buffer is zero (the last step's sum cleared them)
   std::vector<ChunkState> states_;   // one per thread
   nn::AdamW optimiser_;
 };

@@ -8,6 +8,7 @@
 
 #include "core/errors.hpp"
 #include "nn/adamw.hpp"
+#include "nn/chunk_gradients.hpp"
 #include "nn/grad_clip.hpp"
 #include "nn/lr_schedule.hpp"
 
@@ -57,6 +58,37 @@ TEST(GradClip, ScalesToTheThresholdOnlyAboveIt) {
   EXPECT_FLOAT_EQ(big[1], 4.0f);
   std::vector<float> bad = {1.0f, NAN};
   EXPECT_THROW(sharp::nn::clip_by_global_norm(bad.data(), 2, 1.0), sharp::NumericError);
+}
+
+// The trainers' fused path: chunk sums with the norm, then clipping inside the AdamW update on
+// several threads, give the bits of sum_chunk_gradients, clip_by_global_norm and the serial step (the
+// norm to rounding: its squares are summed in another order), and leave the chunk buffers zero.
+TEST(FusedStep, EqualsSumClipAndStep) {
+  const std::size_t size = 50000, chunks = 3;   // several slices of both loops, a partial last one
+  for (double clip : {1e9, 0.5}) {
+    SCOPED_TRACE(clip);
+    std::vector<std::vector<float>> parts(chunks, std::vector<float>(size));
+    for (std::size_t c = 0; c < chunks; ++c)
+      for (std::size_t i = 0; i < size; ++i) parts[c][i] = float(0.01 * std::sin(0.1 * double(i * (c + 1)) + 0.3));
+    std::vector<float> a(size), b(size);
+    sharp::nn::sum_chunk_gradients(a.data(), parts, chunks, size, 1);
+    const double norm_a = sharp::nn::clip_by_global_norm(a.data(), size, clip);
+    auto cleared = parts;
+    const double norm_b = sharp::nn::sum_and_clear_chunk_gradients(b.data(), cleared, chunks, size, 3);
+    EXPECT_NEAR(norm_b, norm_a, 1e-14 * norm_a);
+    for (const auto& part : cleared)
+      for (float x : part) ASSERT_EQ(x, 0.0f);
+    sharp::nn::AdamWConfig cfg{0.9, 0.999, 1e-8, 0.01, size / 2};
+    sharp::nn::AdamW serial(cfg, size), fused(cfg, size);
+    std::vector<float> p(size, 0.5f), q(size, 0.5f);
+    for (int step = 0; step < 2; ++step) {
+      serial.step(p.data(), a.data(), 1e-3);
+      fused.step(q.data(), b.data(), 1e-3, clip < norm_a ? clip / norm_a : 1.0, 3);   // the same scale
+    }
+    EXPECT_EQ(p, q);
+    EXPECT_EQ(serial.m(), fused.m());
+    EXPECT_EQ(serial.v(), fused.v());
+  }
 }
 
 TEST(LrSchedule, ConstantCosineAndStep) {
