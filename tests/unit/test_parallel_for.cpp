@@ -157,6 +157,7 @@ TEST_F(InjectedLoopFailure, Transformer) {
   tc.schedule.total_steps = 10;
   sharp::transformer::Trainer trainer(tc, 1, 2);
   expect_injected("transformer/trainer-chunks", [&] { trainer.step(tokens.data(), tokens.data(), 8, 32); });
+  expect_injected("nn/adamw-slices", [&] { trainer.step(tokens.data(), tokens.data(), 8, 32); });
 }
 
 }  // namespace
