@@ -13,9 +13,9 @@
 #include "core/errors.hpp"
 #include "core/online_softmax.hpp"
 #include "core/simd_exp.hpp"
+#include "core/simd_exp_float.hpp"
 #include "nn/gemm.hpp"
 #include "normalisers/adaptive_temperature.hpp"
-#include "transformer/float_exp2.hpp"
 #include "transformer/parallel_items.hpp"
 
 namespace sharp::transformer {
@@ -81,9 +81,19 @@ FloatScan scan_float(const float* z, std::size_t count) {
   return out;
 }
 
+// Float models' weights 2^y, y = β·log2(e)·(z − m) ≤ 0: the library's float exp2 (core/simd_exp_float.hpp),
+// 0 below 2^−126 of the row's largest weight.
+struct Exp2Weights {
+  template <class A>
+  xsimd::batch<float, A> operator()(const xsimd::batch<float, A>& y) const {
+    return simd::exp2_bounded(y);
+  }
+  float operator()(float y) const { return simd::exp2f_bounded(y); }
+};
+
 // Sums over z[0..count) of the weights w = exp(u) and of u·w, u = c·(z − m), in SIMD lanes of T then
 // one horizontal add (the same bits for any thread count); with store, z[j] is replaced by w_j.
-// Double models: exp = e^u (core/simd_exp.hpp), c = β. Float models: exp = 2^u (float_exp2.hpp, twice
+// Double models: exp = e^u (core/simd_exp.hpp), c = β. Float models: exp = 2^u (Exp2Weights, twice
 // the lanes), c = β·log2(e), so the caller multiplies Σ u·w by ln 2; the block's float sums (at most
 // kKeyBlock terms, as many as the P·V product sums in float) join the row's statistics in double.
 template <class T, class Exp>
@@ -212,8 +222,8 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
           st.stats.max = st.stats.shift;
           double s, t;
           if constexpr (std::is_same_v<T, float>) {   // weights written over the logits (P == S)
-            block_sums(srow, valid, float(st.beta * simd::kLog2e), float(st.stats.shift), accumulate,
-                       [](auto y) { return exp2_nonpositive(y); }, s, t);
+            block_sums(srow, valid, float(st.beta * simd::kLog2e), float(st.stats.shift), accumulate, Exp2Weights{},
+                       s, t);
             t *= kLn2;
           } else {
             block_sums(z, valid, st.beta, st.stats.shift, accumulate, [](auto u) { return simd::exp_bounded(u); }, s, t);
