@@ -173,9 +173,9 @@ BlockResult double_pass(const T* z, T* p, std::size_t len, double beta, double s
 // Valid while |c| < 2^18 (|z| up to about 1.8e5/beta); beyond, or for beta ≤ 0, double lanes.
 //
 // Sums in double: the pairs (i, i + 8) of each 16 entries are added in float (one rounding, 2^-24
-// relative) and widened. The weighted sum's terms y·e are formed in float from y = k + j/8 + f
-// (relative error 2^-23 per term): the statistics of a float row to float precision (entropy
-// within 1e-7 relative, tests/unit/test_softmax_float.cpp). A caller whose entropy moves weights
+// relative) and widened. With the weighted sum (statistics), sums and y·e (y = k + j/8 + f in float)
+// run in float lanes over 4 groups of 16 before their pairs are widened: the statistics of a float
+// row to float precision (entropy within 1e-6 relative, tests/unit/test_softmax_float.cpp). A caller whose entropy moves weights
 // (adaptive temperature) takes double lanes instead (FloatLanes::kNo).
 
 // 8 floats widened to the 8 partials' layout: one batch of 8 doubles (AVX-512), two of 4 (AVX2).
@@ -248,7 +248,7 @@ FloatSums float_pass(const float* z, float* p, std::size_t len, double beta, dou
     const F m = tt - sc;
     const F f = sharp::simd::fused_mul_add(zc, slo, sharp::simd::fused_mul_sub(zc, shi, m));
     const F e = sharp::simd::detail::exp2_from_reduced(tt, f);
-    if constexpr (kWeighted) ye = ((tt - shifter) + f) * e;   // y = k + j/8 + f; masked: −200·0
+    if constexpr (kWeighted) ye = (tt - shifter) + f;   // y = k + j/8 + f; masked: −200 (weight 0)
     return e;
   };
   // Pairs (i, i + 8) of 16 entries in float, widened into the 8 partials.
@@ -259,11 +259,30 @@ FloatSums float_pass(const float* z, float* p, std::size_t len, double beta, dou
       add_widened<A>(acc, _mm256_add_ps(low8<A>(v[0]), high8<A>(v[0])));
     }
   };
+  // With the weighted sum (statistics): runs of kRun groups summed in float lanes (lane i mod 16),
+  // then their pairs widened: fewer operations per entry, float precision (3 roundings a run).
+  constexpr std::size_t kRun = 4;
+  F s_run[G], t_run[G];
+  for (std::size_t g = 0; g < G; ++g) s_run[g] = t_run[g] = F(0.0f);
+  std::size_t in_run = 0;
+  auto flush_run = [&] {
+    add_pairs(s, s_run);
+    add_pairs(t, t_run);
+    for (std::size_t g = 0; g < G; ++g) s_run[g] = t_run[g] = F(0.0f);
+    in_run = 0;
+  };
   auto group = [&](const float* zg, float* pg) {   // 16 entries; pg: null without kStore
-    F e[G], ye[G];
-    for (std::size_t g = 0; g < G; ++g) e[g] = term(F::load_unaligned(zg + g * LF), ye[g]);
-    add_pairs(s, e);
-    if constexpr (kWeighted) add_pairs(t, ye);
+    F e[G], y[G];
+    for (std::size_t g = 0; g < G; ++g) e[g] = term(F::load_unaligned(zg + g * LF), y[g]);
+    if constexpr (kWeighted) {
+      for (std::size_t g = 0; g < G; ++g) {
+        s_run[g] += e[g];
+        t_run[g] = sharp::simd::fused_mul_add(y[g], e[g], t_run[g]);
+      }
+      if (++in_run == kRun) flush_run();
+    } else {
+      add_pairs(s, e);
+    }
     if constexpr (kStore) {
       for (std::size_t g = 0; g < G; ++g) e[g].store_unaligned(pg + g * LF);
     }
@@ -280,6 +299,9 @@ FloatSums float_pass(const float* z, float* p, std::size_t len, double beta, dou
     if constexpr (kStore) {
       for (std::size_t l = 0; i + l < len; ++l) p[i + l] = pb[l];
     }
+  }
+  if constexpr (kWeighted) {
+    if (in_run > 0) flush_run();
   }
   alignas(64) double sp[8], tp[8];
   for (std::size_t k = 0; k < K; ++k) {
