@@ -32,6 +32,7 @@ import fig_transformer_trained  # noqa: E402
 import fig_weight_bound  # noqa: E402
 import max_accuracy_table  # noqa: E402
 import remedies_table  # noqa: E402
+import text_paired_table  # noqa: E402
 
 # (figure name, input file in RESULTS_DIR, make(path, outdir) -> list of paths written)
 FIGURES = [
@@ -50,6 +51,7 @@ FIGURES = [
     ("transformer_logit_spread", fig_transformer_logit_spread.INPUT_FILE, fig_transformer_logit_spread.make),
     ("transformer_entropy_trained", fig_transformer_trained.INPUT_FILE, fig_transformer_trained.make),
     ("text_accuracy", fig_text_accuracy.INPUT_FILE, fig_text_accuracy.make),
+    ("text_paired", text_paired_table.INPUT_FILE, text_paired_table.make),
 ]
 
 

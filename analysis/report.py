@@ -33,6 +33,7 @@ import max_retrieval as mr  # noqa: E402
 import report_html as H  # noqa: E402
 import report_sources  # noqa: E402
 import scorecard as sc  # noqa: E402
+import text_paired_table  # noqa: E402
 import text_results  # noqa: E402
 import transformer_theorem  # noqa: E402
 from report_sections import SECTIONS  # noqa: E402
@@ -62,6 +63,7 @@ class Inputs:
         self.transformer = self._read("transformer-dispersion.h5",
                                       lambda s: transformer_theorem.check_models(s.result))
         self.text_pools = self._read("eval-text.h5", lambda s: text_results.unseen_pools(s.path))
+        self.text_paired = self._read("eval-text.h5", _read_text_paired)
         self.remedies = self._read("eval-remedies.h5",
                                    lambda s: mr.load_eval_max_groups(s.path))
 
@@ -85,6 +87,15 @@ class Inputs:
         if source.state == "missing":
             return f"{source.path} is missing"
         return f"{source.path} was refused (see its section)"
+
+
+def _read_text_paired(source: report_sources.Source):
+    """The paired comparisons, or the reason they cannot be made (a string): a file without
+    per-sample arrays still feeds the figure and the scorecard, so only the table is refused."""
+    try:
+        return text_paired_table.load(source.path)
+    except common.ResultFileError as err:
+        return str(err)
 
 
 def _read_fits(source: report_sources.Source) -> dict:
@@ -327,9 +338,39 @@ def remedies_leaderboard(inputs: Inputs) -> str:
     return "\n".join(out)
 
 
+def text_paired(inputs: Inputs) -> str:
+    """Per algorithm and length bucket: each remedy against softmax on the same samples, with
+    McNemar's test per seed (analysis/text_paired_table.py)."""
+    rows = inputs.text_paired
+    if rows is None:
+        return ""
+    if isinstance(rows, str):
+        return H.box("error", "Table refused:", H.esc(rows))
+    if not rows:
+        return H.box("note", "No paired comparison:",
+                     "the evaluation holds no softmax-trained model with a remedy model of the same seed "
+                     "and training parameters (or their training file was not found beside it).")
+    several = len({r.group for r in rows}) > 1
+    body = []
+    for r in rows:
+        name = f"{r.algorithm} ({r.group})" if several else r.algorithm
+        body.append([H.esc(name), H.esc(r.bucket), H.esc(text_paired_table.lengths_text(r.lengths)),
+                     H.esc(r.remedy), H.number(r.seeds), H.number(r.samples),
+                     H.number(r.baseline, decimals=1, percent=True),
+                     H.number(r.accuracy, decimals=1, percent=True),
+                     H.number(r.difference, decimals=1, percent=True, signed=True),
+                     f"{sum(t.only_a for t in r.tests)} / {sum(t.only_b for t in r.tests)}",
+                     H.number(r.largest_p, digits=2)])
+    return H.table(["algorithm", "bucket", "lengths", "remedy", "seeds", "paired samples", "softmax %",
+                    "remedy %", "Δ (points)", "discordant", "McNemar p (largest)"], body,
+                   caption=f"Training: {H.esc(rows[0].group)}. " + H.esc(text_paired_table.TESTS_NOTE)
+                   if not several else H.esc(text_paired_table.TESTS_NOTE))
+
+
 TABLE_BUILDERS = {"dispersion_thresholds": dispersion_thresholds, "max_accuracy": max_accuracy,
                   "transformer_theorem": transformer_theorem_table, "remedies": remedies_table,
-                  "remedies_leaderboard": remedies_leaderboard}
+                  "remedies_leaderboard": remedies_leaderboard,
+                  "text_paired": text_paired}
 
 
 # ---- page pieces

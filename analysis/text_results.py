@@ -45,20 +45,25 @@ def trained_normalisers(eval_path: str, references: list) -> dict:
     return {ref: str(p["normaliser"]) if p else f"model {ref.rpartition('#')[2][:6]}" for ref, p in params.items()}
 
 
+def read_points(path: str) -> tuple:
+    """(result, checkpoint [P] str, algorithm [P] str, length [P] int, evaluated [P] bool,
+    in_training_lengths [P] bool) of an eval-text file; refuses one lacking these columns."""
+    r = common.load_result(path, EXPERIMENT)
+    r.require(params=["checkpoint", "algorithm", "length", "samples"],
+              metrics=["evaluated", "in_training_lengths"], finite=False)
+    return (r, [str(common._decode(x)) for x in r.params["checkpoint"]],
+            [str(common._decode(x)) for x in r.params["algorithm"]],
+            np.asarray(r.params["length"], dtype=int), np.asarray(r.metrics["evaluated"]) == 1,
+            np.asarray(r.metrics["in_training_lengths"]) == 1)
+
+
 def unseen_pools(path: str) -> dict:
     """{(algorithm, trained normaliser, item): (right, samples)}: exact_final.<item> × samples
     summed over every evaluated point of every model at a length not in that model's training and
     above its largest training length (item: an in-point normaliser, `trained` = the model's own,
     `adaptive` = applied at inference). Right counts are rounded to whole samples."""
-    r = common.load_result(path, EXPERIMENT)
-    r.require(params=["checkpoint", "algorithm", "length", "samples"],
-              metrics=["evaluated", "in_training_lengths"], finite=False)
-    refs = [str(common._decode(x)) for x in r.params["checkpoint"]]
-    algos = [str(common._decode(x)) for x in r.params["algorithm"]]
-    lengths = np.asarray(r.params["length"], dtype=int)
+    r, refs, algos, lengths, evaluated, in_training = read_points(path)
     samples = np.asarray(r.params["samples"], dtype=float)
-    evaluated = np.asarray(r.metrics["evaluated"]) == 1
-    in_training = np.asarray(r.metrics["in_training_lengths"]) == 1
     trained = trained_normalisers(path, sorted(set(refs)))
     largest = {}  # per model: its largest training length
     for i, ref in enumerate(refs):

@@ -456,3 +456,37 @@ def write_eval_text(path, lengths=(4, 5, 8, 16, 32), algorithms=("minimum", "bin
                     value = acc[name.rsplit(".", 1)[1]]
                 metrics[name].append(value)
     write_result(path, "eval-text", grid, metrics)
+
+
+def write_text_pairs(directory, lengths=(4, 5, 6, 7, 8, 20, 40, 70), train_lengths=(4, 5, 7),
+                     seeds=(1, 2), samples=10, right=None):
+    """train-text.h5 with a softmax and an adaptive model per seed (same other parameters) and
+    eval-text.h5 evaluating each on minimum with per-sample correctness in /arrays: sample j is right
+    when j < right(normaliser, item, n, seed) (default: softmax 8 − n/10, adaptive one more, adaptive
+    at inference on the softmax model one fewer, clipped to [0, samples]). Returns the grid."""
+    right = right or (lambda x, item, n, seed: {"softmax": 8, "adaptive": 9, "inference": 7}[
+        x if item == "trained" else "inference"] - n // 10)
+    grid = [{"normaliser": x, "seed": s, "positional": "rope", "lengths": "+".join(map(str, train_lengths))}
+            for x in ("softmax", "adaptive") for s in seeds]
+    ids = write_result(os.path.join(directory, "train-text.h5"), "train-text", grid,
+                       {"loss": np.zeros(len(grid))})
+    points, arrays = [], {}
+    names = ["exact_final.trained", "exact_final.adaptive"]
+    metrics = {k: [] for k in ["evaluated", "in_training_lengths"] + names}
+    for model, point in zip(grid, ids):
+        for n in lengths:
+            points.append({"checkpoint": f"results/train-text.h5#{point}", "algorithm": "minimum",
+                           "length": n, "samples": samples, "normaliser": "trained+adaptive", "seed": 1})
+            metrics["evaluated"].append(1)
+            metrics["in_training_lengths"].append(int(n in train_lengths))
+            arrays[len(points) - 1] = {}
+            for item in ("trained", "adaptive"):
+                if item == "adaptive" and model["normaliser"] == "adaptive":
+                    metrics[f"exact_final.{item}"].append(float("nan"))
+                    continue
+                k = min(samples, max(0, right(model["normaliser"], item, n, model["seed"])))
+                correct = (np.arange(samples) < k).astype(np.int64)
+                metrics[f"exact_final.{item}"].append(float(correct.mean()))
+                arrays[len(points) - 1][f"correct_final.{item}"] = correct
+    write_result(os.path.join(directory, "eval-text.h5"), "eval-text", points, metrics, arrays)
+    return grid

@@ -1,0 +1,256 @@
+"""Algorithmic text: paired tests of each remedy against softmax (docs/science.md#algorithmic-text,
+docs/science.md#figures), per algorithm and length bucket, from an "eval-text" result file, as
+Markdown (text_paired.md) and LaTeX (text_paired.tex, booktabs).
+
+Buckets (per training configuration, from its training lengths, 4-16 by default): the training
+lengths; interpolation (the other lengths up to the largest training length, 6-15 by default);
+extrapolation up to 32 (17-32); 33-64; beyond 64. A comparison is a remedy trained into every head
+(its models' own heads, `trained`) or a normaliser applied at inference only to the softmax-trained
+models (`softmax + adaptive at inference`), always against the softmax-trained models' own heads.
+
+Pairs: models that differ only in the trained normaliser (same seed and every other training
+parameter) see the same samples at each (algorithm, length), because eval-text draws them from
+(algorithm, length) only; per-sample correctness of the final output (/arrays correct_final.<item>)
+is paired sample by sample. McNemar's exact test runs per seed over the pooled lengths of the bucket
+(different lengths are different samples), and the largest p over seeds is shown: every seed sees
+the same samples, so pooling seeds would count correlated pairs as independent.
+
+    /usr/bin/python3 analysis/text_paired_table.py results/eval-text.h5 --out results/figures
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+
+import h5py
+import numpy as np
+
+import common
+import max_retrieval as mr
+from text_results import read_points, training_params
+
+EXPERIMENT = "eval-text"
+INPUT_FILE = "eval-text.h5"
+BASELINE = "softmax"
+BUCKET_ORDER = ("training", "interpolation", "extrapolation to 32", "33-64", "beyond 64")
+
+
+@dataclasses.dataclass
+class Comparison:
+    """One row: a remedy against softmax on one algorithm and bucket."""
+    group: str            # the training configuration, e.g. "positional none, lengths 4+5+7"
+    algorithm: str
+    bucket: str
+    lengths: list         # lengths present in the bucket
+    remedy: str           # label: "adaptive" or "softmax + adaptive at inference"
+    seeds: int            # seed pairs tested
+    samples: int          # paired samples, summed over seed pairs
+    baseline: float       # softmax accuracy, fraction, pooled
+    accuracy: float       # the remedy's, fraction, pooled
+    tests: list           # per seed pair: mr.McNemar (only_a = only softmax right)
+
+    @property
+    def difference(self) -> float:
+        return self.accuracy - self.baseline
+
+    @property
+    def largest_p(self) -> float:
+        return max(t.p for t in self.tests) if self.tests else math.nan
+
+
+def bucket_of(length: int, in_training: bool, largest: int) -> str:
+    if in_training:
+        return "training"
+    if length <= largest:
+        return "interpolation"
+    if length <= 32:
+        return "extrapolation to 32"
+    return "33-64" if length <= 64 else "beyond 64"
+
+
+def bucket_label(bucket: str, largest: int) -> str:
+    """The bucket with its range for a configuration whose largest training length is `largest`."""
+    return {"extrapolation to 32": f"{largest + 1}-32", "beyond 64": "> 64"}.get(bucket, bucket)
+
+
+def _models(path: str, refs: list) -> dict:
+    """checkpoint -> (trained normaliser, seed, configuration label); unknown training: None."""
+    params = training_params(path, refs)
+    out = {}
+    for ref in refs:
+        p = params.get(ref)
+        if p is None or "normaliser" not in p:
+            out[ref] = None
+            continue
+        rest = {k: v for k, v in sorted(p.items()) if k not in ("normaliser", "seed")}
+        out[ref] = (str(p["normaliser"]), p.get("seed"), tuple(rest.items()))
+    return out
+
+
+def _group_label(rest: tuple) -> str:
+    shown = [f"{k} {v}" for k, v in rest if k in ("positional", "lengths", "algorithms", "trace",
+                                                   "layers", "d_model", "steps")]
+    return ", ".join(shown) if shown else "one configuration"
+
+
+def load(path: str) -> list:
+    """Every Comparison of the file, ordered by configuration, algorithm, bucket, remedy."""
+    r, refs, algos, lengths, evaluated, in_training = read_points(path)
+    eval_seed = (np.asarray(r.params["seed"]) if "seed" in r.params else np.zeros(len(r), dtype=int))
+    items = sorted({name.split(".", 1)[1] for name in r.metrics if name.startswith("exact_final.")
+                    and not name.endswith(("_low", "_high"))})
+    models = _models(path, sorted(set(refs)))
+
+    trained_lengths = {}  # configuration -> its training lengths (those evaluated)
+    for i in range(len(r)):
+        m = models[refs[i]]
+        if m is not None and in_training[i]:
+            trained_lengths.setdefault(m[2], set()).add(int(lengths[i]))
+
+    # (config, algorithm, length, eval seed, normaliser, item, training seed) -> correct [samples]
+    correct = {}
+    with h5py.File(path, "r") as f:
+        for i in range(len(r)):
+            m = models[refs[i]]
+            if m is None or not evaluated[i]:
+                continue
+            normaliser, seed, config = m
+            for item in items:
+                if item != "trained" and normaliser != BASELINE:
+                    continue  # inference-only variants are compared on softmax models only
+                name = f"arrays/{r.ids[i]}/correct_final.{item}"
+                if name not in f:
+                    raise common.ResultFileError(f"{path}: point {r.ids[i]} lacks /{name}; the file was "
+                                                 "written by an older eval-text. Re-run it.")
+                key = (config, algos[i], int(lengths[i]), eval_seed[i].item(), normaliser, item, seed)
+                correct[key] = np.asarray(f[name][()]).astype(bool)
+
+    comparisons = []
+    configs = sorted({k[0] for k in correct})
+    for config in configs:
+        seen = trained_lengths.get(config, set())
+        top = max(seen, default=0)
+        remedies = sorted({(k[4], k[5]) for k in correct if k[0] == config and (k[4], k[5]) != (BASELINE, "trained")
+                           and (k[5] == "trained" or k[4] == BASELINE)})
+        for algo in sorted({k[1] for k in correct if k[0] == config}):
+            for bucket in BUCKET_ORDER:
+                cells = sorted({(k[2], k[3]) for k in correct if k[0] == config and k[1] == algo
+                                and bucket_of(k[2], k[2] in seen, top) == bucket})
+                if not cells:
+                    continue
+                for normaliser, item in remedies:
+                    per_seed = {}
+                    for n, es in cells:
+                        for k, base in correct.items():
+                            if k[:6] != (config, algo, n, es, BASELINE, "trained"):
+                                continue
+                            other = correct.get((config, algo, n, es, normaliser, item, k[6]))
+                            if other is None or other.shape != base.shape:
+                                continue
+                            a, b = per_seed.setdefault(k[6], ([], []))
+                            a.append(base)
+                            b.append(other)
+                    if not per_seed:
+                        continue
+                    tests, right_a, right_b, total = [], 0, 0, 0
+                    for seed in sorted(per_seed, key=str):
+                        a, b = (np.concatenate(x) for x in per_seed[seed])
+                        tests.append(mr.mcnemar_exact(a, b))
+                        right_a += int(a.sum())
+                        right_b += int(b.sum())
+                        total += a.size
+                    label = normaliser if item == "trained" else f"{BASELINE} + {item} at inference"
+                    comparisons.append(Comparison(
+                        group=_group_label(config), algorithm=algo, bucket=bucket_label(bucket, top),
+                        lengths=sorted({n for n, _ in cells}), remedy=label, seeds=len(tests),
+                        samples=total, baseline=right_a / total, accuracy=right_b / total, tests=tests))
+    return comparisons
+
+
+def lengths_text(lengths: list) -> str:
+    """'6, 8, 10-11, 13-15' (runs of consecutive lengths joined)."""
+    runs, start, prev = [], None, None
+    for n in lengths:
+        if start is None:
+            start = prev = n
+        elif n == prev + 1:
+            prev = n
+        else:
+            runs.append((start, prev))
+            start = prev = n
+    if start is not None:
+        runs.append((start, prev))
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
+
+
+TESTS_NOTE = ("Exact match of the final output in %, pooled over the bucket's lengths and the seeds. "
+              "Discordant: samples only softmax got right / only the remedy got right, summed over "
+              "seeds. McNemar: exact two-sided binomial test (p = 1/2) on the discordant pairs of each "
+              "seed's paired samples (models of one seed differing only in the normaliser, on the same "
+              "samples), the largest p over seeds shown; seeds are not pooled because they see the same "
+              "samples. Δ: remedy − softmax, in points.")
+
+
+def markdown(path: str, rows: list) -> str:
+    lines = ["# Algorithmic text: each remedy against softmax, paired (docs/science.md#algorithmic-text)", "",
+             f"From {path}. Samples generated in the CLRS-Text format, not the released data.", ""]
+    if not rows:
+        lines += ["No comparison: the file holds no softmax-trained model with a matching remedy "
+                  "model (same seed and training parameters), or its training file was not found.", ""]
+        return "\n".join(lines)
+    head = ["bucket", "lengths", "remedy", "seeds", "paired samples", "softmax %", "remedy %", "Δ",
+            "discordant", "McNemar p (largest)"]
+    for group in dict.fromkeys(r.group for r in rows):
+        for algo in dict.fromkeys(r.algorithm for r in rows if r.group == group):
+            lines += [f"## {algo} ({group})", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+            for c in (r for r in rows if r.group == group and r.algorithm == algo):
+                lines.append("| " + " | ".join([
+                    c.bucket, lengths_text(c.lengths), c.remedy, str(c.seeds), str(c.samples),
+                    f"{100 * c.baseline:.1f}", f"{100 * c.accuracy:.1f}", f"{100 * c.difference:+.1f}",
+                    f"{sum(t.only_a for t in c.tests)} / {sum(t.only_b for t in c.tests)}",
+                    mr.format_p(c.largest_p)]) + " |")
+            lines.append("")
+    lines += [f"Tests. {TESTS_NOTE}", ""]
+    return "\n".join(lines)
+
+
+def _tex(text: str) -> str:
+    for a, b in (("\\", r"\textbackslash{}"), ("_", r"\_"), ("%", r"\%"), ("&", r"\&"), ("#", r"\#"),
+                 ("Δ", r"$\Delta$"), ("−", "$-$"), ("p = 1/2", "$p = 1/2$")):
+        text = text.replace(a, b)
+    return text
+
+
+def latex(path: str, rows: list) -> str:
+    out = ["% Generated by analysis/text_paired_table.py; do not edit. Needs \\usepackage{booktabs}.",
+           f"% From {path}.",
+           "\\begin{table}[t]", "\\centering", "\\small",
+           f"\\caption{{Algorithmic text (generated in the CLRS-Text format): each remedy against "
+           f"softmax on the same samples. {_tex(TESTS_NOTE)}}}",
+           "\\label{tab:text-paired}",
+           "\\begin{tabular}{llllrrrrrc}", "\\toprule",
+           "algorithm & bucket & lengths & remedy & seeds & samples & softmax & remedy & $\\Delta$ & McNemar $p$ \\\\",
+           "\\midrule"]
+    for c in rows:
+        p = mr.format_p(c.largest_p)
+        if "e" in p:
+            mantissa, exponent = p.split("e")
+            p = f"${mantissa}\\times10^{{{int(exponent)}}}$"
+        out.append(" & ".join([
+            _tex(c.algorithm), _tex(c.bucket), lengths_text(c.lengths), _tex(c.remedy), str(c.seeds),
+            str(c.samples), f"{100 * c.baseline:.1f}", f"{100 * c.accuracy:.1f}",
+            f"{100 * c.difference:+.1f}".replace("-", "$-$"), p]) + " \\\\")
+    out += ["\\bottomrule", "\\end{tabular}", "\\end{table}", ""]
+    return "\n".join(out)
+
+
+def make(path: str, outdir: str) -> list:
+    """Tables text_paired.md and text_paired.tex; returns the paths."""
+    rows = load(path)
+    return [common.save_text(markdown(path, rows), outdir, "text_paired.md"),
+            common.save_text(latex(path, rows), outdir, "text_paired.tex")]
+
+
+if __name__ == "__main__":
+    sys.exit(common.run_standalone(make, __doc__.splitlines()[0]))
