@@ -3,8 +3,9 @@ an "eval-text" result file (docs/science.md#algorithmic-text).
 
 One panel per algorithm; one curve per trained-in normaliser (the models' own heads), and a dashed
 curve where a normaliser was applied at inference only (e.g. adaptive on a softmax-trained model).
-Each point pools the samples of every model (seed) of that normaliser, with a Wilson 95% interval
-(shaded). The training lengths are marked by grey ticks; lengths beyond them are extrapolation. The
+Each point is the mean over the models (seeds) of that normaliser with the 95% t-interval across
+them (shaded); with one model, its exact match and the Wilson 95% interval of its samples. The
+training lengths are marked by grey ticks; lengths beyond them are extrapolation. The
 trained normaliser of each model is read from its training file (the checkpoint's FILE.h5, looked up
 beside the evaluation file first); without it the curves are labelled by model id.
 
@@ -18,11 +19,27 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 import common
-from max_retrieval import normaliser_colours, wilson_interval
+from max_retrieval import normaliser_colours, t_interval, wilson_interval
 from text_results import trained_normalisers
 
 EXPERIMENT = "eval-text"
 INPUT_FILE = "eval-text.h5"
+
+
+def seed_interval(fractions, samples, models) -> tuple:
+    """(mean, low, high) of exact match at one length: with two or more models (seeds) the mean
+    over models and its 95% t-interval clipped to [0, 1]; with one, its fraction and the Wilson
+    interval of its samples. A model evaluated at several evaluation seeds has them pooled first."""
+    right, total = {}, {}
+    for f, k, m in zip(fractions, samples, models):
+        right[m] = right.get(m, 0.0) + f * k
+        total[m] = total.get(m, 0.0) + k
+    if len(total) >= 2:
+        mean, low, high = t_interval([right[m] / total[m] for m in total])
+        return mean, max(0.0, low), min(1.0, high)
+    (m,) = total
+    low, high = wilson_interval(right[m], total[m])
+    return right[m] / total[m], low, high
 
 
 def make(path: str, outdir: str) -> list:
@@ -56,14 +73,14 @@ def make(path: str, outdir: str) -> list:
         for t, item in curves:
             xs, mean, low, high = [], [], [], []
             for n in ns:
-                sel = [i for i in rows if lengths[i] == n and trained[refs[i]] == t]
-                k = sum(r.metrics[f"exact_final.{item}"][i] * samples[i] for i in sel)
-                total = sum(samples[i] for i in sel)
-                if total == 0:
+                sel = [i for i in rows if lengths[i] == n and trained[refs[i]] == t
+                       and np.isfinite(r.metrics[f"exact_final.{item}"][i])]
+                if not sel:
                     continue
-                lo, hi = wilson_interval(k, total)
+                m, lo, hi = seed_interval([r.metrics[f"exact_final.{item}"][i] for i in sel],
+                                          [samples[i] for i in sel], [refs[i] for i in sel])
                 xs.append(n)
-                mean.append(100 * k / total)
+                mean.append(100 * m)
                 low.append(100 * lo)
                 high.append(100 * hi)
             if not xs:

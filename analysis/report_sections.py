@@ -149,8 +149,9 @@ SECTIONS = (
         figures=(Figure(
             "text_accuracy", "eval-text.h5", "Exact match against length, per algorithm",
             "One panel per algorithm, one solid curve per normaliser trained into every head, dashed "
-            "where a normaliser was applied at inference only; shaded: Wilson 95% interval over the "
-            "pooled samples of all seeds; grey ticks: training lengths (beyond 16: extrapolation)."),),
+            "where a normaliser was applied at inference only; shaded: 95% t-interval across seeds "
+            "(one seed: Wilson interval of its samples); grey ticks: training lengths (beyond 16: "
+            "extrapolation)."),),
         tables=("text_paired",)),
     Section(
         "remedies", "Every remedy on one protocol", "remedies", ("eval-remedies.h5",),

@@ -1,8 +1,9 @@
-"""The algorithmic-text paired table (analysis/text_paired_table.py) on synthetic files whose
-per-sample correctness is known: buckets from the training lengths, discordant counts and McNemar p
-per seed, the inference-only comparison, the Markdown and LaTeX files, and the refusals.
+"""The algorithmic-text paired table (analysis/text_paired_table.py) and the accuracy figure's
+intervals on synthetic files whose per-sample correctness is known: buckets from the training
+lengths, discordant counts and McNemar p per seed, the inference-only comparison, the Markdown and
+LaTeX files, the refusals, and the figure's interval across seeds.
 
-    /usr/bin/python3 -m pytest -q -p no:cacheprovider analysis/tests/test_text_paired.py
+    /usr/bin/python3 -m pytest -q -p no:cacheprovider analysis/tests/test_text_analysis.py
 """
 import h5py
 import pytest
@@ -110,3 +111,23 @@ def test_report_page_shows_the_paired_table_or_why_not(tmp_path):
     section = open(path, encoding="utf-8").read().split('<section id="algorithmic-text">', 1)[1]
     assert inputs.sources["eval-text.h5"].ok
     assert "Table refused:" in section.split("</section>", 1)[0] and "correct_final" in section
+
+
+def test_accuracy_figure_interval_is_across_seeds_or_wilson_for_one():
+    import fig_text_accuracy as fig
+    from max_retrieval import t_interval, wilson_interval
+    # two models at 0.5 and 0.7 on 10 samples each: the t-interval of {0.5, 0.7}, not Wilson of 12/20
+    mean, low, high = fig.seed_interval([0.5, 0.7], [10, 10], ["a", "b"])
+    expected = t_interval([0.5, 0.7])
+    assert mean == pytest.approx(0.6) and low == pytest.approx(max(0.0, expected[1]))
+    assert high == pytest.approx(min(1.0, expected[2])) and high - low > 0.5
+    # one model evaluated under two evaluation seeds: pooled, Wilson
+    mean, low, high = fig.seed_interval([0.5, 0.7], [10, 10], ["a", "a"])
+    assert (mean, low, high) == pytest.approx((0.6, *wilson_interval(12, 20)))
+
+
+def test_accuracy_figure_draws_the_paired_files(tmp_path):
+    import fig_text_accuracy as fig
+    synthetic.write_text_pairs(tmp_path)
+    written = fig.make(str(tmp_path / "eval-text.h5"), str(tmp_path / "figures"))
+    assert any(p.endswith(".png") for p in written)
