@@ -350,10 +350,9 @@ def text_paired(inputs: Inputs) -> str:
         return H.box("note", "No paired comparison:",
                      "the evaluation holds no softmax-trained model with a remedy model of the same seed "
                      "and training parameters (or their training file was not found beside it).")
-    several = len({r.group for r in rows}) > 1
     body = []
     for r in rows:
-        name = f"{r.algorithm} ({r.group})" if several else r.algorithm
+        name = f"{r.algorithm} ({r.group})" if r.group else r.algorithm
         body.append([H.esc(name), H.esc(r.bucket), H.esc(text_paired_table.lengths_text(r.lengths)),
                      H.esc(r.remedy), H.number(r.seeds), H.number(r.samples),
                      H.number(r.baseline, decimals=1, percent=True),
@@ -363,8 +362,8 @@ def text_paired(inputs: Inputs) -> str:
                      H.number(r.largest_p, digits=2)])
     return H.table(["algorithm", "bucket", "lengths", "remedy", "seeds", "paired samples", "softmax %",
                     "remedy %", "Δ (points)", "discordant", "McNemar p (largest)"], body,
-                   caption=f"Training: {H.esc(rows[0].group)}. " + H.esc(text_paired_table.TESTS_NOTE)
-                   if not several else H.esc(text_paired_table.TESTS_NOTE))
+                   caption=(f"Training: {H.esc(rows[0].setting)}. " if rows[0].setting else "")
+                   + H.esc(text_paired_table.TESTS_NOTE))
 
 
 TABLE_BUILDERS = {"dispersion_thresholds": dispersion_thresholds, "max_accuracy": max_accuracy,

@@ -39,7 +39,8 @@ BUCKET_ORDER = ("training", "interpolation", "extrapolation to 32", "33-64", "be
 @dataclasses.dataclass
 class Comparison:
     """One row: a remedy against softmax on one algorithm and bucket."""
-    group: str            # the training configuration, e.g. "positional none, lengths 4+5+7"
+    group: str            # training parameters that differ between configurations ("" if none)
+    setting: str          # training parameters every configuration shares, e.g. "layers 2, d_model 64"
     algorithm: str
     bucket: str
     lengths: list         # lengths present in the bucket
@@ -88,10 +89,22 @@ def _models(path: str, refs: list) -> dict:
     return out
 
 
-def _group_label(rest: tuple) -> str:
-    shown = [f"{k} {v}" for k, v in rest if k in ("positional", "lengths", "algorithms", "trace",
-                                                   "layers", "d_model", "steps")]
-    return ", ".join(shown) if shown else "one configuration"
+SHOWN = ("positional", "lengths", "algorithms", "trace", "layers", "heads", "d_model", "steps")
+
+
+def _labels(configs: list) -> tuple:
+    """({configuration: the shown parameters that differ between configurations}, the shown
+    parameters they share), e.g. ({c1: {"positional": "rope"}, ...}, "layers 2, d_model 64")."""
+    keys = [k for k in SHOWN if any(k in dict(c) for c in configs)]
+    varying = [k for k in keys if len({dict(c).get(k) for c in configs}) > 1]
+    first = dict(configs[0]) if configs else {}
+    shared = ", ".join(f"{k} {first[k]}" for k in keys if k not in varying and k in first)
+    return {c: {k: dict(c).get(k) for k in varying} for c in configs}, shared
+
+
+def _group_text(varying: dict, algorithm: str) -> str:
+    """The differing parameters, without an algorithm mix that is just the row's algorithm."""
+    return ", ".join(f"{k} {v}" for k, v in varying.items() if not (k == "algorithms" and v == algorithm))
 
 
 def load(path: str) -> list:
@@ -128,6 +141,7 @@ def load(path: str) -> list:
 
     comparisons = []
     configs = sorted({k[0] for k in correct})
+    varying, shared = _labels(configs)
     for config in configs:
         seen = trained_lengths.get(config, set())
         top = max(seen, default=0)
@@ -162,7 +176,8 @@ def load(path: str) -> list:
                         total += a.size
                     label = normaliser if item == "trained" else f"{BASELINE} + {item} at inference"
                     comparisons.append(Comparison(
-                        group=_group_label(config), algorithm=algo, bucket=bucket_label(bucket, top),
+                        group=_group_text(varying[config], algo), setting=shared, algorithm=algo,
+                        bucket=bucket_label(bucket, top),
                         lengths=sorted({n for n, _ in cells}), remedy=label, seeds=len(tests),
                         samples=total, baseline=right_a / total, accuracy=right_b / total, tests=tests))
     return comparisons
@@ -192,6 +207,11 @@ TESTS_NOTE = ("Exact match of the final output in %, pooled over the bucket's le
               "samples. Δ: remedy − softmax, in points.")
 
 
+def setting_text(rows: list) -> str:
+    """'; training: layers 2, d_model 64' (what every compared model shares), or ''."""
+    return f"; training: {rows[0].setting}" if rows and rows[0].setting else ""
+
+
 def markdown(path: str, rows: list) -> str:
     lines = ["# Algorithmic text: each remedy against softmax, paired (docs/science.md#algorithmic-text)", "",
              f"From {path}. Samples generated in the CLRS-Text format, not the released data.", ""]
@@ -201,9 +221,10 @@ def markdown(path: str, rows: list) -> str:
         return "\n".join(lines)
     head = ["bucket", "lengths", "remedy", "seeds", "paired samples", "softmax %", "remedy %", "Δ",
             "discordant", "McNemar p (largest)"]
+    lines[-1:-1] = [f"Training: {rows[0].setting}." if rows[0].setting else ""]
     for group in dict.fromkeys(r.group for r in rows):
         for algo in dict.fromkeys(r.algorithm for r in rows if r.group == group):
-            lines += [f"## {algo} ({group})", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+            lines += [f"## {algo} ({group})" if group else f"## {algo}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
             for c in (r for r in rows if r.group == group and r.algorithm == algo):
                 lines.append("| " + " | ".join([
                     c.bucket, lengths_text(c.lengths), c.remedy, str(c.seeds), str(c.samples),
@@ -227,18 +248,19 @@ def latex(path: str, rows: list) -> str:
            f"% From {path}.",
            "\\begin{table}[t]", "\\centering", "\\small",
            f"\\caption{{Algorithmic text (generated in the CLRS-Text format): each remedy against "
-           f"softmax on the same samples. {_tex(TESTS_NOTE)}}}",
+           f"softmax on the same samples{_tex(setting_text(rows))}. {_tex(TESTS_NOTE)}}}",
            "\\label{tab:text-paired}",
            "\\begin{tabular}{llllrrrrrc}", "\\toprule",
            "algorithm & bucket & lengths & remedy & seeds & samples & softmax & remedy & $\\Delta$ & McNemar $p$ \\\\",
            "\\midrule"]
     for c in rows:
         p = mr.format_p(c.largest_p)
+        algorithm = f"{c.algorithm} ({c.group})" if c.group else c.algorithm
         if "e" in p:
             mantissa, exponent = p.split("e")
             p = f"${mantissa}\\times10^{{{int(exponent)}}}$"
         out.append(" & ".join([
-            _tex(c.algorithm), _tex(c.bucket), lengths_text(c.lengths), _tex(c.remedy), str(c.seeds),
+            _tex(algorithm), _tex(c.bucket), lengths_text(c.lengths), _tex(c.remedy), str(c.seeds),
             str(c.samples), f"{100 * c.baseline:.1f}", f"{100 * c.accuracy:.1f}",
             f"{100 * c.difference:+.1f}".replace("-", "$-$"), p]) + " \\\\")
     out += ["\\bottomrule", "\\end{tabular}", "\\end{table}", ""]

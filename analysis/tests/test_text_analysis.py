@@ -69,10 +69,10 @@ def test_markdown_and_latex_tables(tmp_path):
     written = tp.make(str(tmp_path / "eval-text.h5"), str(tmp_path / "figures"))
     assert [p.rsplit("/", 1)[1] for p in written] == ["text_paired.md", "text_paired.tex"]
     md = (tmp_path / "figures" / "text_paired.md").read_text()
-    assert "## minimum (" in md and "| 8-32 | 8, 20 | adaptive | 2 | 40 | 70.0 | 80.0 | +10.0 | 0 / 4 |" in md
+    assert "## minimum\n" in md and "Training: positional rope, lengths 4+5+7." in md and "| 8-32 | 8, 20 | adaptive | 2 | 40 | 70.0 | 80.0 | +10.0 | 0 / 4 |" in md
     assert "softmax + adaptive at inference" in md and "not the released data" in md
     tex = (tmp_path / "figures" / "text_paired.tex").read_text()
-    assert "\\begin{tabular}" in tex and "\\label{tab:text-paired}" in tex
+    assert "\\begin{tabular}" in tex and "\\label{tab:text-paired}" in tex and "training: positional rope" in tex
     assert "minimum & 8-32 & 8, 20 & adaptive & 2 & 40 & 70.0 & 80.0 & +10.0 &" in tex
     assert "softmax + adaptive at inference" in tex and "$-$10.0" in tex
 
@@ -131,3 +131,15 @@ def test_accuracy_figure_draws_the_paired_files(tmp_path):
     synthetic.write_text_pairs(tmp_path)
     written = fig.make(str(tmp_path / "eval-text.h5"), str(tmp_path / "figures"))
     assert any(p.endswith(".png") for p in written)
+
+
+def test_configurations_are_told_apart_by_what_differs(tmp_path):
+    synthetic.write_text_pairs(tmp_path)
+    with h5py.File(tmp_path / "train-text.h5", "a") as f:   # seed 2's models trained without positions
+        seeds = f["points/params/seed"][()]
+        del f["points/params/positional"]
+        f.create_dataset("points/params/positional", data=["none" if s == 2 else "rope" for s in seeds],
+                         dtype=h5py.string_dtype("utf-8"))
+    rows = tp.load(str(tmp_path / "eval-text.h5"))
+    assert {r.group for r in rows} == {"positional none", "positional rope"}
+    assert {r.setting for r in rows} == {"lengths 4+5+7"} and all(r.seeds == 1 for r in rows)
