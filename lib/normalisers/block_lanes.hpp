@@ -362,11 +362,13 @@ double first_entries_max(const T* z, std::size_t len) {
 // exact max turns out more than kMaxExcess/beta higher (or those were all masked), the block is
 // redone with the exact max (an extra exp pass over L1-resident data); only that final pass's sums
 // are checked, as a wrong shift may push y out of exp2's domain. kMaxExcess keeps every term below
-// e^kMaxExcess: e^512 (x 2048 terms) is far from double overflow, e^64 from float overflow where a
-// float p stores the terms.
+// e^kMaxExcess: e^512 (x 2048 terms) is far from double overflow, e^64 from float overflow where
+// the terms are float: stored into a float p, or computed in float lanes (2^y leaves the float
+// exp's domain at y = 128, e^88.7: a spike 100/beta above the first entries gave garbage sums).
 template <class A, class T, bool kStore, FloatLanes kLanes>
 BlockResult block(const T* z, T* p, std::size_t len, double beta) {
-  constexpr double kMaxExcess = (kStore && sizeof(T) < sizeof(double)) ? 64.0 : 512.0;
+  constexpr bool kFloatTerms = sizeof(T) < sizeof(double) && (kStore || kLanes != FloatLanes::kNo);
+  constexpr double kMaxExcess = kFloatTerms ? 64.0 : 512.0;
   const double shift = first_entries_max(z, len);
   BlockResult r = with_shift<A, T, kStore, kLanes>(z, p, len, beta, shift);
   if (r.stats.max == kNegInf) {   // the whole block is masked, unless a NaN hides among -inf

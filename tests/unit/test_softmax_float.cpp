@@ -120,4 +120,24 @@ TEST(SoftmaxFloat, StatisticsCloseToDouble) {
   }
 }
 
+// The one-pass statistics of float rows whose max lies far above the first entries' (the block's
+// reference estimate): float lanes compute 2^y in float, so a block whose terms would leave the float
+// range must be redone with its exact max (a spike of 100 gave log-sum-exp 6.93 instead of 100).
+TEST(SoftmaxFloat, StatisticsOfSpikesFarAboveTheFirstEntries) {
+  for (double spike : {30.0, 70.0, 100.0, 200.0, 400.0, 600.0}) {
+    {
+      std::vector<double> z0 = random_normal(5000, 41, 1.0);
+      z0[100] += spike;
+      z0[3000] += spike / 2;
+      const std::vector<float> zf(z0.begin(), z0.end());
+      const std::vector<double> zd(zf.begin(), zf.end());
+      const auto d = sharp::norm::softmax_summary(zd.data(), zd.size());
+      const auto f = sharp::norm::softmax_summary(zf.data(), zf.size());
+      EXPECT_EQ(f.max, d.max);
+      EXPECT_NEAR(f.log_sum_exp, d.log_sum_exp, 1e-7 * std::fabs(d.log_sum_exp)) << spike;
+      EXPECT_NEAR(f.entropy, d.entropy, 1e-6 * std::max(1.0, d.entropy)) << spike;
+    }
+  }
+}
+
 }  // namespace
