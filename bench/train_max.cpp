@@ -10,6 +10,12 @@
 // - eval_set/<normalisers>/<sets>x<n>/float/threads:T: the streaming evaluation (softmax, or
 //   softmax+adaptive, which needs a second pass) of 2T sets of n items. Counter: items/s (item
 //   passes of the first pass).
+// - train_step/<remedy>/128x16/float/threads:1: the same step with each remedy of
+//   docs/science.md#remedies trained into the head (learned scalars included): its cost relative
+//   to softmax's.
+// - eval_set/<normaliser>/2x1048576/float/threads:1: the evaluation with each normaliser at
+//   n = 2^20 (the softmax family streams; the others keep the set's n logits, see
+//   scripts/bench_train_max.sh for their measured memory).
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
@@ -30,8 +36,9 @@ TrainConfig default_config() {
   return c;
 }
 
-void TrainStep(benchmark::State& state, int threads) {
-  const TrainConfig c = default_config();
+void TrainStep(benchmark::State& state, int threads, std::string normaliser) {
+  TrainConfig c = default_config();
+  c.model.normaliser = normaliser;
   Trainer t(c, 1, 2, threads);
   for (int i = 0; i < 3; ++i) t.step();   // warm up (allocations, page faults)
   for (auto _ : state) benchmark::DoNotOptimize(t.step());
@@ -76,7 +83,7 @@ void register_benchmarks() {
   const std::string step = "/max_retrieval/" + std::to_string(c.batch) + "x" + std::to_string(c.train_n) + "/float";
   for (const int threads : {1, 2}) {
     const std::string t = "/threads:" + std::to_string(threads);
-    benchmark::RegisterBenchmark(("train_step" + step + t).c_str(), TrainStep, threads)->UseRealTime()->MinTime(3.0);
+    benchmark::RegisterBenchmark(("train_step" + step + t).c_str(), TrainStep, threads, "softmax")->UseRealTime()->MinTime(3.0);
     benchmark::RegisterBenchmark(("train_step_gemms" + step + t).c_str(), StepGemms, threads)->UseRealTime()->MinTime(3.0);
   }
   auto eval = [](std::vector<std::string> names, std::size_t n, int threads) {
@@ -89,6 +96,17 @@ void register_benchmarks() {
   for (const std::size_t n : {std::size_t{1} << 16, std::size_t{1} << 20})
     for (const int threads : {1, 2}) eval({"softmax"}, n, threads);
   eval({"softmax", "adaptive"}, std::size_t{1} << 20, 2);
+  // Every remedy trained in (one thread: relative cost), and every other normaliser evaluated at
+  // 2^20 (softmax: eval_set/softmax/2x1048576 above).
+  for (const char* remedy : {"softmax", "adaptive", "ssmax:s=learn", "entmax15", "sparsemax", "entmax:alpha=learn",
+                             "asentmax:b=learn:gamma=learn", "stieltjes:q=2", "stieltjes:q=4"}) {
+    const std::string name = std::string("train_step/") + remedy + "/" + std::to_string(c.batch) + "x" +
+                             std::to_string(c.train_n) + "/float/threads:1";
+    benchmark::RegisterBenchmark(name.c_str(), TrainStep, 1, std::string(remedy))->UseRealTime()->MinTime(1.0);
+  }
+  for (const char* x : {"adaptive", "ssmax:s=0.36067376022224085", "argmax", "topk:k=4", "entmax15",
+                        "sparsemax", "entmax:alpha=1.3", "asentmax:b=0.5:gamma=0.5", "stieltjes:q=2"})
+    eval({x}, std::size_t{1} << 20, 1);
 }
 
 
