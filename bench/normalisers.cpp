@@ -185,19 +185,21 @@ void BM_Stats(benchmark::State& state) {
 BENCHMARK(BM_Stats<double>)->Name("stats/blocked/1x16777216/double")->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_Stats<float>)->Name("stats/blocked/1x16777216/float")->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 
+template <class T>
 void BM_StatsSoftmaxStream(benchmark::State& state) {
-  const std::vector<double>& z = logits<double>(std::size_t(1) << 24);
+  const std::vector<T>& z = logits<T>(std::size_t(1) << 24);
   for (auto _ : state) {
     sharp::stats::SoftmaxStream s;
     s.add(z.data(), z.size());
     benchmark::DoNotOptimize(summarize(s));
   }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * z.size() * sizeof(double)));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * z.size() * sizeof(T)));
   state.counters["logits/s"] = benchmark::Counter(static_cast<double>(state.iterations() * z.size()),
                                                   benchmark::Counter::kIsRate);
   state.counters["threads"] = 1;
 }
-BENCHMARK(BM_StatsSoftmaxStream)->Name("stats/softmax_stream/1x16777216/double")->UseRealTime();
+BENCHMARK(BM_StatsSoftmaxStream<double>)->Name("stats/softmax_stream/1x16777216/double")->UseRealTime();
+BENCHMARK(BM_StatsSoftmaxStream<float>)->Name("stats/softmax_stream/1x16777216/float")->UseRealTime();
 
 // Root finding to 1e-9: per 1024-wide row, the smallest tolerance setting (10^-k) whose p is within
 // 1e-9 of the converged p; reports the f-evaluations it took and the time per row at that setting.

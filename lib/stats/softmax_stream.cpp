@@ -1,6 +1,8 @@
 // SoftmaxStream: each sub-chunk of kSubChunk values is summed in SIMD lanes (one pass when the
 // running maximum bounds it, else an extremes pass first); the sub-chunk sums enter the running
-// totals through Neumaier's compensated sum.
+// totals through Neumaier's compensated sum. Float sub-chunks go through the softmax family's block
+// kernel in float lanes (normalisers/block_kernels.hpp: the ISA chosen at start-up, the same bits on
+// every ISA) and are merged as a part relative to their own max.
 #include "stats/softmax_stream.hpp"
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 
 #include "core/errors.hpp"
 #include "core/simd_exp.hpp"
+#include "normalisers/block_kernels.hpp"
 
 namespace sharp::stats {
 namespace {
@@ -115,6 +118,19 @@ ChunkSums chunk_sums(const double* z, std::size_t n, double shift) {
   return c;
 }
 
+// The smallest of n floats (a NaN may be dropped: the block kernel reports it).
+double float_min(const float* z, std::size_t n) {
+  using F = xsimd::batch<float>;
+  F lo(std::numeric_limits<float>::infinity());
+  std::size_t i = 0;
+  for (; i + F::size <= n; i += F::size) lo = xsimd::min(lo, F::load_unaligned(z + i));
+  alignas(64) float lanes[F::size];
+  lo.store_aligned(lanes);
+  float m = *std::min_element(lanes, lanes + F::size);
+  for (; i < n; ++i) m = std::min(m, z[i]);
+  return m;
+}
+
 }  // namespace
 
 void SoftmaxStream::add_sub_chunk(const double* z, std::size_t n) {
@@ -157,13 +173,32 @@ void SoftmaxStream::add(const double* z, std::size_t n) {
   for (std::size_t pos = 0; pos < n; pos += kSubChunk) add_sub_chunk(z + pos, std::min(kSubChunk, n - pos));
 }
 
-void SoftmaxStream::add(const float* z, std::size_t n) {
-  alignas(64) double wide[kSubChunk];
-  for (std::size_t pos = 0; pos < n; pos += kSubChunk) {
-    const std::size_t m = std::min(kSubChunk, n - pos);
-    std::copy(z + pos, z + pos + m, wide);
-    add_sub_chunk(wide, m);
+void SoftmaxStream::add_float_sub_chunk(const float* z, std::size_t n) {
+  if (n == 0) return;
+  // Sums relative to the kernel's reference (the max of the first 16 entries, redone at the exact
+  // max when far below it), base e (beta 1), over 8 fixed partials in double.
+  static const norm::BlockKernel<float, false, norm::FloatLanes::kWeighted> kernel =
+      norm::block_kernel<float, false, norm::FloatLanes::kWeighted>();
+  const norm::BlockResult b = kernel(z, nullptr, n, 1.0);
+  if (b.bad) {   // NaN sums or a +inf max
+    for (std::size_t i = 0; i < n; ++i)
+      if (std::isnan(z[i])) throw_bad_logit("NaN");
+    throw_bad_logit("+inf");
   }
+  count += n;
+  min = std::min(min, float_min(z, n));
+  if (b.stats.empty()) return;   // all masked
+  // The part relative to its own max (shift = max, as the stream keeps it), then merged in order.
+  OnlineSoftmax<ExpBase::E, CompensatedSum> part;
+  part.shift = b.stats.shift;
+  part.max = b.stats.max;
+  part.add_sums(b.stats.sum, b.stats.weighted);
+  if (part.shift != part.max) part.rescale_to(part.max);
+  softmax.merge(part);
+}
+
+void SoftmaxStream::add(const float* z, std::size_t n) {
+  for (std::size_t pos = 0; pos < n; pos += kSubChunk) add_float_sub_chunk(z + pos, std::min(kSubChunk, n - pos));
 }
 
 void SoftmaxStream::merge(const SoftmaxStream& later) {

@@ -39,7 +39,10 @@ struct SoftmaxStream {
 
   // A chunk of logits (for attention: scaled logits z = e/θ). Vectorised.
   void add(const double* z, std::size_t n);
-  // Float logits, widened to double exactly (same bits as converting first and adding doubles).
+  // Float logits, in float lanes (the float exp; sums in double over fixed partials, the same bits on
+  // every ISA): float precision, max/min/count exact, sums, log-sum-exp and entropy within about
+  // 1e-6 relative of the same logits widened to double. Cut at multiples of kSubChunk, the same
+  // bits as one call, as for doubles.
   void add(const float* z, std::size_t n);
   // The statistics of the logits that come after this stream's (rescales both to the common max).
   void merge(const SoftmaxStream& later);
@@ -54,6 +57,7 @@ struct SoftmaxStream {
 
 private:
   void add_sub_chunk(const double* z, std::size_t n);
+  void add_float_sub_chunk(const float* z, std::size_t n);
 };
 
 }  // namespace sharp::stats

@@ -123,15 +123,61 @@ TEST(SoftmaxStream, MergeInFixedOrderIsDeterministicAndAccurate) {
   EXPECT_EQ(std::memcmp(&a, &d, sizeof(SoftmaxStream)), 0);
 }
 
-TEST(SoftmaxStream, FloatOverloadEqualsWidenedDoubles) {
-  std::vector<float> f(3000);
-  const auto z = random_uniform(f.size(), 8, 6.0, 0.0);
-  for (std::size_t i = 0; i < f.size(); ++i) f[i] = static_cast<float>(z[i]);
-  const std::vector<double> widened(f.begin(), f.end());
-  SoftmaxStream from_float, from_double;
-  from_float.add(f.data(), f.size());
-  from_double.add(widened.data(), widened.size());
-  EXPECT_EQ(std::memcmp(&from_float, &from_double, sizeof(SoftmaxStream)), 0);
+// Float logits run in float lanes (the float exp, sums in double): float precision against the same
+// logits widened to double, on rows with masked entries, spikes far above a sub-chunk's first
+// entries, and large offsets (where the kernel falls back to double lanes); chunking at sub-chunk
+// multiples keeps the bits; NaN and +inf throw and leave the stream unchanged.
+TEST(SoftmaxStream, FloatLogitsWithinFloatPrecisionOfWidenedDoubles) {
+  std::uint64_t key = 80;
+  for (std::size_t n : {1, 7, 100, 1024, 3000, 70000}) {
+    for (auto [scale, shift] : std::vector<std::pair<double, double>>{{6.0, 0.0}, {40.0, -3.0}, {1.0, 1e4}, {2.0, 1e30}}) {
+      const auto z = random_uniform(n, ++key, scale, shift);
+      std::vector<float> f(z.begin(), z.end());
+      if (n > 500) f[300] += 150.0f;   // far above the first entries of its sub-chunk
+      if (n > 2000) for (std::size_t i = 5; i < n; i += 9) f[i] = -std::numeric_limits<float>::infinity();
+      const std::vector<double> widened(f.begin(), f.end());
+      SoftmaxStream from_float, from_double;
+      from_float.add(f.data(), f.size());
+      from_double.add(widened.data(), widened.size());
+      SCOPED_TRACE(testing::Message() << "n=" << n << " scale=" << scale << " shift=" << shift);
+      EXPECT_EQ(from_float.max(), from_double.max());
+      EXPECT_EQ(from_float.min, from_double.min);
+      EXPECT_EQ(from_float.count, from_double.count);
+      EXPECT_LT(rel_err(from_float.softmax.total_sum(), from_double.softmax.total_sum()), 1e-6);
+      EXPECT_NEAR(from_float.log_sum_exp(), from_double.log_sum_exp(), 1e-7 * std::max(1.0, std::fabs(from_double.log_sum_exp())));
+      EXPECT_NEAR(from_float.entropy(), from_double.entropy(), 1e-6 * std::max(1.0, from_double.entropy()));
+    }
+  }
+  // Cut at sub-chunk multiples: the same bits as one call.
+  const auto z = random_uniform(7 * SoftmaxStream::kSubChunk + 5, 90, 8.0, 1.0);
+  const std::vector<float> f(z.begin(), z.end());
+  SoftmaxStream whole, chunked;
+  whole.add(f.data(), f.size());
+  for (std::size_t pos = 0; pos < f.size(); pos += 2 * SoftmaxStream::kSubChunk)
+    chunked.add(f.data() + pos, std::min(2 * SoftmaxStream::kSubChunk, f.size() - pos));
+  EXPECT_EQ(std::memcmp(&whole, &chunked, sizeof(SoftmaxStream)), 0);
+  // Errors: NaN (also among masked entries) and +inf throw, the stream stays as it was.
+  for (std::size_t where : {std::size_t{0}, std::size_t{500}, std::size_t{1999}}) {
+    for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+      std::vector<float> g(2000, 0.5f);
+      g[where] = bad;
+      SoftmaxStream st = whole;
+      EXPECT_THROW(st.add(g.data(), g.size()), sharp::NumericError) << where << " " << bad;
+      std::vector<float> masked(2000, -std::numeric_limits<float>::infinity());
+      masked[where] = bad;
+      EXPECT_THROW(st.add(masked.data(), masked.size()), sharp::NumericError) << where << " " << bad;
+      if (where < 1024) {
+        EXPECT_EQ(std::memcmp(&st, &whole, sizeof(SoftmaxStream)), 0) << where;
+      }
+    }
+  }
+  // All masked: counted, no sums.
+  const std::vector<float> none(3000, -std::numeric_limits<float>::infinity());
+  SoftmaxStream masked;
+  masked.add(none.data(), none.size());
+  EXPECT_EQ(masked.count, none.size());
+  EXPECT_EQ(masked.log_sum_exp(), -kInf);
+  EXPECT_EQ(masked.min, -kInf);
 }
 
 TEST(SoftmaxStream, MaskedLogitsWeighNothing) {
