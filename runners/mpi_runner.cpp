@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <mutex>
 #include <thread>
 
@@ -22,6 +23,7 @@ enum Tag : int {
   kTagFailed = 2,   // worker -> dealer: char[] = what failed
   kTagAssign = 3,   // dealer -> worker: int = grid index of the next point, or -1 = stop
   kTagInterrupted = 4,  // worker -> dealer: as kTagReady, and the worker got SIGINT/SIGTERM: all stop
+  kTagStop = 5,     // dealer -> worker: int (unused) = the run is interrupted; stop the current point
 };
 
 // The shared queue of rank 0: the dealer thread and rank 0's own loop both take from it.
@@ -60,12 +62,27 @@ struct Rank0Failure {
   mpi.abort(kFailed);
 }
 
+// It keeps listening after the last worker is released, until rank 0's own points are done: a
+// released worker that is signalled while it waits at the end reports it, and rank 0 stops too.
 void deal(const Experiment& experiment, const Grid& grid, Queue& queue, Progress& progress,
-          const MpiSession& mpi, const Rank0Failure& rank0, std::atomic<std::size_t>& finished_now) {
+          const MpiSession& mpi, const Rank0Failure& rank0, const std::atomic<bool>& rank0_done,
+          std::atomic<std::size_t>& finished_now) {
   int stopped = 0;
+  bool stop_sent = false;
+  std::vector<bool> released(mpi.size(), false);  // told -1: that rank has left its loop
+  // Rank 0 or one worker was signalled: tell every working rank now, not when its point ends, so a
+  // long point on another rank checkpoints and stops as it would on a local run.
+  auto send_stops_once = [&] {
+    if (!interrupted() || stop_sent) return;
+    const int unused = 0;
+    for (int r = 1; r < mpi.size(); ++r)
+      if (!released[r]) MPI_Send(&unused, 1, MPI_INT, r, kTagStop, MPI_COMM_WORLD);
+    stop_sent = true;
+  };
   std::vector<std::chrono::steady_clock::time_point> started(mpi.size());
-  while (stopped < mpi.size() - 1) {
+  while (stopped < mpi.size() - 1 || !rank0_done) {
     if (rank0.failed) abort_job(experiment, progress, rank0.text, mpi);
+    send_stops_once();
     int flag = 0;
     MPI_Status st;
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
@@ -83,6 +100,7 @@ void deal(const Experiment& experiment, const Grid& grid, Queue& queue, Progress
     int finished = -1;
     MPI_Recv(&finished, 1, MPI_INT, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     if (st.MPI_TAG == kTagInterrupted) request_interrupt();  // one rank interrupted: every rank stops
+    if (released[st.MPI_SOURCE]) continue;  // a released worker's report: it waits for no answer
     const auto now = std::chrono::steady_clock::now();
     if (finished >= 0) {
       ++finished_now;
@@ -91,12 +109,48 @@ void deal(const Experiment& experiment, const Grid& grid, Queue& queue, Progress
                         experiment.estimated_cost(p),
                         std::chrono::duration<double>(now - started[st.MPI_SOURCE]).count());
     }
+    send_stops_once();  // before the answer: a rank told -1 finds its stop message already there
     const Point* p = interrupted() ? nullptr : queue.next();
     int assign = p ? static_cast<int>(p->index) : -1;
     started[st.MPI_SOURCE] = now;
     MPI_Send(&assign, 1, MPI_INT, st.MPI_SOURCE, kTagAssign, MPI_COMM_WORLD);
-    if (!p) ++stopped;
+    if (!p) {
+      ++stopped;
+      released[st.MPI_SOURCE] = true;
+    }
   }
+}
+
+// Receives the dealer's stop message if one has arrived; it turns into an interrupt of this rank.
+void receive_stop_if_sent() {
+  int flag = 0;
+  MPI_Iprobe(0, kTagStop, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+  if (!flag) return;
+  int unused = 0;
+  MPI_Recv(&unused, 1, MPI_INT, 0, kTagStop, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  request_interrupt();
+}
+
+// Runs one point on a thread of its own while this (the only MPI-calling) thread listens for the
+// dealer's stop message; rethrows what the point threw.
+void execute_point_listening(const Experiment& experiment, const Grid& grid, const Point& p,
+                             const RunOptions& options, const std::string& parts_dir) {
+  std::atomic<bool> done{false};
+  std::exception_ptr error;
+  std::thread point([&] {
+    try {
+      execute_point(experiment, grid, p, options, parts_dir, options.threads);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    done = true;
+  });
+  while (!done) {
+    receive_stop_if_sent();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  point.join();
+  if (error) std::rethrow_exception(error);
 }
 
 void work(const Experiment& experiment, const Grid& grid, const RunOptions& options, const MpiSession& mpi) {
@@ -106,10 +160,13 @@ void work(const Experiment& experiment, const Grid& grid, const RunOptions& opti
     MPI_Send(&finished, 1, MPI_INT, 0, interrupted() ? kTagInterrupted : kTagReady, MPI_COMM_WORLD);
     int assign = -1;
     MPI_Recv(&assign, 1, MPI_INT, 0, kTagAssign, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    if (assign < 0) return;
+    if (assign < 0) {
+      receive_stop_if_sent();  // sent before the -1 when the run was interrupted: leave none behind
+      return;
+    }
     const Point& p = grid.points()[static_cast<std::size_t>(assign)];
     try {
-      execute_point(experiment, grid, p, options, parts_dir, options.threads);
+      execute_point_listening(experiment, grid, p, options, parts_dir);
     } catch (const PointInterrupted&) {
       finished = -1;  // saved its checkpoint; the next message tells the dealer to stop everyone
       continue;
@@ -120,6 +177,24 @@ void work(const Experiment& experiment, const Grid& grid, const RunOptions& opti
       for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
     }
     finished = assign;
+  }
+}
+
+// A released worker waits at the final barrier for rank 0's last points; a signal meanwhile is
+// reported (once) so that rank 0 stops them, as a signal to any rank stops the whole run.
+void wait_for_the_others(const MpiSession& mpi) {
+  MPI_Request barrier;
+  MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
+  bool reported = interrupted();  // an interrupted worker said so in its last message
+  for (int done = 0;;) {
+    MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    if (interrupted() && !reported && mpi.size() > 1) {
+      const int none = -1;
+      MPI_Send(&none, 1, MPI_INT, 0, kTagInterrupted, MPI_COMM_WORLD);
+      reported = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
 
@@ -145,7 +220,7 @@ int run_mpi(const Experiment& experiment, const Grid& grid, const RunOptions& op
 
   if (mpi.rank() != 0) {
     work(experiment, grid, options, mpi);
-    MPI_Barrier(MPI_COMM_WORLD);
+    wait_for_the_others(mpi);
     int stopped = 0;  // rank 0 says whether the run was interrupted: every rank exits alike
     MPI_Bcast(&stopped, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return stopped ? kIncomplete : kDone;
@@ -156,7 +231,9 @@ int run_mpi(const Experiment& experiment, const Grid& grid, const RunOptions& op
   Rank0Failure rank0;
   std::atomic<std::size_t> finished_now{0};
   std::thread dealer;
-  if (mpi.size() > 1) dealer = std::thread([&] { deal(experiment, grid, queue, progress, mpi, rank0, finished_now); });
+  std::atomic<bool> rank0_done{false};
+  if (mpi.size() > 1)
+    dealer = std::thread([&] { deal(experiment, grid, queue, progress, mpi, rank0, rank0_done, finished_now); });
   const std::string parts_dir = options.out + ".parts";
   while (!interrupted()) {
     const Point* p = queue.next();
@@ -176,9 +253,13 @@ int run_mpi(const Experiment& experiment, const Grid& grid, const RunOptions& op
     progress.finished(p->id, p->describe() + " [rank 0]", experiment.estimated_cost(*p),
                       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
+  rank0_done = true;
   if (dealer.joinable()) dealer.join();
   progress.close();
-  MPI_Barrier(MPI_COMM_WORLD);
+  // The workers wait in MPI_Ibarrier (wait_for_the_others); a blocking barrier would not match it.
+  MPI_Request barrier;
+  MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
+  MPI_Wait(&barrier, MPI_STATUS_IGNORE);
   int stopped = interrupted() ? 1 : 0;
   MPI_Bcast(&stopped, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (stopped) return report_interrupt(experiment, plan, finished_now);

@@ -76,8 +76,9 @@ class Interrupts(ResultDirCase):
         self.assertEqual(len(ckpts), 1, os.listdir(out + ".parts"))
 
     def test_under_mpi_every_rank_stops(self):
-        # Slurm's scancel and srun signal every task; a signal to one rank alone must stop all of them too.
-        for which in ("one rank", "every rank"):
+        # Slurm's scancel and srun signal every task; a signal to one rank alone must stop all of them
+        # too, at once: whichever rank holds the stalled point, the other one is signalled in one case.
+        for which in ("first rank", "second rank", "every rank"):
             with self.subTest(signalled=which):
                 out = self.path(which.replace(" ", "-") + ".h5")
                 proc = subprocess.Popen(["mpirun", "-np", "2", "--oversubscribe", "-x", "SHARP_INJECT_STALL",
@@ -89,7 +90,7 @@ class Interrupts(ResultDirCase):
                     ranks = [int(x) for x in subprocess.run(["pgrep", "-f", "^[^ ]*/sharp-bounds .*" + out],
                                                              capture_output=True, text=True).stdout.split()]
                     self.assertEqual(len(ranks), 2, ranks)
-                    for pid in ranks[:1] if which == "one rank" else ranks:
+                    for pid in {"first rank": ranks[:1], "second rank": ranks[1:]}.get(which, ranks):
                         os.kill(pid, signal.SIGTERM)
                     _, err = proc.communicate(timeout=120)
                 finally:
