@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -44,9 +45,6 @@ std::string failure_text(int rank, const Point& p, const std::string& what) {
   return "rank " + std::to_string(rank) + ", point " + p.id + " (" + p.describe() + "): " + what;
 }
 
-// Rank 0's dealer thread: answers requests until every worker has been told to stop. It is the
-// only thread making MPI calls while it runs (MPI_THREAD_SERIALIZED), and it polls with short
-// sleeps so that it does not take a core from rank 0's own points.
 // A failure of rank 0's own point, reported to the dealer thread, which alone may call MPI.
 struct Rank0Failure {
   std::atomic<bool> failed{false};
@@ -62,14 +60,17 @@ struct Rank0Failure {
   mpi.abort(kFailed);
 }
 
-// It keeps listening after the last worker is released, until rank 0's own points are done: a
-// released worker that is signalled while it waits at the end reports it, and rank 0 stops too.
+// Rank 0's dealer thread: answers requests until every worker has been released (told -1) and rank
+// 0's own points are done; listening that long lets a released worker that is signalled while it
+// waits at the end report it, so that rank 0 stops too. It is the only thread making MPI calls
+// while it runs (MPI_THREAD_SERIALIZED), and it polls with short sleeps so that it does not take a
+// core from rank 0's own points.
 void deal(const Experiment& experiment, const Grid& grid, Queue& queue, Progress& progress,
           const MpiSession& mpi, const Rank0Failure& rank0, const std::atomic<bool>& rank0_done,
           std::atomic<std::size_t>& finished_now) {
-  int stopped = 0;
   bool stop_sent = false;
   std::vector<bool> released(mpi.size(), false);  // told -1: that rank has left its loop
+  auto workers_working = [&] { return std::count(released.begin() + 1, released.end(), false) > 0; };
   // Rank 0 or one worker was signalled: tell every working rank now, not when its point ends, so a
   // long point on another rank checkpoints and stops as it would on a local run.
   auto send_stops_once = [&] {
@@ -80,7 +81,7 @@ void deal(const Experiment& experiment, const Grid& grid, Queue& queue, Progress
     stop_sent = true;
   };
   std::vector<std::chrono::steady_clock::time_point> started(mpi.size());
-  while (stopped < mpi.size() - 1 || !rank0_done) {
+  while (workers_working() || !rank0_done) {
     if (rank0.failed) abort_job(experiment, progress, rank0.text, mpi);
     send_stops_once();
     int flag = 0;
@@ -114,10 +115,7 @@ void deal(const Experiment& experiment, const Grid& grid, Queue& queue, Progress
     int assign = p ? static_cast<int>(p->index) : -1;
     started[st.MPI_SOURCE] = now;
     MPI_Send(&assign, 1, MPI_INT, st.MPI_SOURCE, kTagAssign, MPI_COMM_WORLD);
-    if (!p) {
-      ++stopped;
-      released[st.MPI_SOURCE] = true;
-    }
+    if (!p) released[st.MPI_SOURCE] = true;
   }
 }
 

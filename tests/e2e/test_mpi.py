@@ -10,7 +10,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_support import BIN, ResultDirCase, dry_run_points, finished_parts, last_point_id, run, wait_for_parts  # noqa: E402
+from e2e_support import (BIN, ResultDirCase, dry_run_points, finished_parts, last_point_id, run, stalled,  # noqa: E402
+                          wait_for_parts)
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_rmaps_base_oversubscribe="1")
@@ -60,7 +61,7 @@ class Mpi(ResultDirCase):
         parts = out + ".parts"
         victim, total = last_point_id("sharp-bounds", *grid), len(dry_run_points("sharp-bounds", *grid))
         proc = subprocess.Popen(["mpirun", "-np", "2", "-x", "SHARP_INJECT_STALL", os.path.join(BIN, "sharp-bounds"),
-                                 *grid, "--out", out], env=dict(ENV, **{"SHARP_INJECT_STALL": victim}),
+                                 *grid, "--out", out], env=stalled(victim, base=ENV),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         wait_for_parts(parts, total - 1)
         self.assertEqual(len(finished_parts(parts)), total - 1, "the points before the stalled one did not finish")

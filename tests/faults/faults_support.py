@@ -5,7 +5,7 @@ import resource
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from e2e_support import BIN, ResultDirCase, finished_parts, last_point_id, run, wait_for_parts  # noqa: E402,F401
+from e2e_support import BIN, ResultDirCase, finished_parts, last_point_id, run, stalled, wait_for_parts  # noqa: E402,F401
 
 
 def capped(gigabytes):

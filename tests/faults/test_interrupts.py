@@ -11,7 +11,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from faults_support import BIN, ResultDirCase, finished_parts, last_point_id, run, wait_for_parts  # noqa: E402
+from faults_support import BIN, ResultDirCase, finished_parts, last_point_id, run, stalled, wait_for_parts  # noqa: E402
 
 GRID = ["--n", "2^16", "--spread", ",".join(str(s) for s in range(1, 31)), "--trials", "2", "--threads", "1"]
 
@@ -32,7 +32,7 @@ class Interrupts(ResultDirCase):
         # The last point stalls until the signal (SHARP_INJECT_STALL): midway on any machine.
         proc = subprocess.Popen([os.path.join(BIN, "sharp-bounds"), *GRID, "--out", out, "--quiet"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=dict(os.environ, SHARP_INJECT_STALL=last_point_of_grid()))
+                                env=stalled(last_point_of_grid()))
         wait_for_parts(parts, 29)
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=120)
@@ -84,7 +84,7 @@ class Interrupts(ResultDirCase):
                 proc = subprocess.Popen(["mpirun", "-np", "2", "--oversubscribe", "-x", "SHARP_INJECT_STALL",
                                          os.path.join(BIN, "sharp-bounds"), *GRID, "--out", out, "--quiet"],
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                        env=dict(MPI_ENV, SHARP_INJECT_STALL=last_point_of_grid()))
+                                        env=stalled(last_point_of_grid(), base=MPI_ENV))
                 try:
                     wait_for_parts(out + ".parts", 29)
                     ranks = [int(x) for x in subprocess.run(["pgrep", "-f", "^[^ ]*/sharp-bounds .*" + out],
