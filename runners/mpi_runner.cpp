@@ -151,16 +151,19 @@ void execute_point_listening(const Experiment& experiment, const Grid& grid, con
   if (error) std::rethrow_exception(error);
 }
 
-void work(const Experiment& experiment, const Grid& grid, const RunOptions& options, const MpiSession& mpi) {
+// Returns whether the dealer was told of an interrupt (the tag of the last message sent): a signal
+// that arrives after that message, before the -1 comes back, is still to be reported.
+bool work(const Experiment& experiment, const Grid& grid, const RunOptions& options, const MpiSession& mpi) {
   const std::string parts_dir = options.out + ".parts";
   int finished = -1;
   for (;;) {
-    MPI_Send(&finished, 1, MPI_INT, 0, interrupted() ? kTagInterrupted : kTagReady, MPI_COMM_WORLD);
+    const bool reporting_interrupt = interrupted();
+    MPI_Send(&finished, 1, MPI_INT, 0, reporting_interrupt ? kTagInterrupted : kTagReady, MPI_COMM_WORLD);
     int assign = -1;
     MPI_Recv(&assign, 1, MPI_INT, 0, kTagAssign, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     if (assign < 0) {
       receive_stop_if_sent();  // sent before the -1 when the run was interrupted: leave none behind
-      return;
+      return reporting_interrupt;
     }
     const Point& p = grid.points()[static_cast<std::size_t>(assign)];
     try {
@@ -178,12 +181,12 @@ void work(const Experiment& experiment, const Grid& grid, const RunOptions& opti
   }
 }
 
-// A released worker waits at the final barrier for rank 0's last points; a signal meanwhile is
-// reported (once) so that rank 0 stops them, as a signal to any rank stops the whole run.
-void wait_for_the_others(const MpiSession& mpi) {
+// A released worker waits at the final barrier for rank 0's last points; a signal it has not yet
+// reported (`reported`: its last message to the dealer already said so) is reported once, so that
+// rank 0 stops them, as a signal to any rank stops the whole run.
+void wait_for_the_others(const MpiSession& mpi, bool reported) {
   MPI_Request barrier;
   MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
-  bool reported = interrupted();  // an interrupted worker said so in its last message
   for (int done = 0;;) {
     MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
     if (done) return;
@@ -217,8 +220,8 @@ int run_mpi(const Experiment& experiment, const Grid& grid, const RunOptions& op
   if (decision >= 0) return decision;
 
   if (mpi.rank() != 0) {
-    work(experiment, grid, options, mpi);
-    wait_for_the_others(mpi);
+    const bool reported = work(experiment, grid, options, mpi);
+    wait_for_the_others(mpi, reported);
     int stopped = 0;  // rank 0 says whether the run was interrupted: every rank exits alike
     MPI_Bcast(&stopped, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return stopped ? kIncomplete : kDone;
