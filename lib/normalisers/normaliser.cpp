@@ -56,7 +56,7 @@ void widen(const Src* x, double* y, std::size_t n) {
 
 template <class T>
 void Normaliser::forward_in_lanes(const T* z, T* p, std::size_t rows, std::size_t n) const {
-  constexpr std::size_t G = kLaneRows;
+  constexpr std::size_t G = kLaneRowsOf<T>;
   const std::size_t groups = (rows + G - 1) / G;
   std::vector<unsigned char> bad(groups, 0);
   auto run = [&](std::size_t g) {
@@ -70,10 +70,19 @@ void Normaliser::forward_in_lanes(const T* z, T* p, std::size_t rows, std::size_
     bad[g] = forward_lane_group(zr, pr, n) ? 0 : 1;
   };
   parallel_for(groups, Loop{"normaliser/lane-groups", 0, 0, rows * n >= kParallelThreshold && !omp_in_parallel()}, run);
-  // A bad group again row by row: the lowest failing row is in the lowest bad group, and is named.
+  // A bad group again row by row: each row alone in the lane kernel (in every lane: the bits it gets
+  // in any good group), else the row kernel, which names the row (the lowest failing row is in the
+  // lowest bad group).
   for (std::size_t g = 0; g < groups; ++g) {
     if (!bad[g]) continue;
     for (std::size_t r = g * G; r < std::min(rows, g * G + G); ++r) {
+      const T* zr[G];
+      T* pr[G];
+      for (std::size_t i = 0; i < G; ++i) {
+        zr[i] = z + r * n;
+        pr[i] = p + r * n;
+      }
+      if (forward_lane_group(zr, pr, n)) continue;
       try {
         forward_row(z + r * n, p + r * n, n, thread_workspace());
       } catch (const NumericError& e) {

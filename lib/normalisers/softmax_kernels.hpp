@@ -3,6 +3,8 @@
 // and p = softmax(beta*z) itself, for double and float rows, accumulating in double. Float rows of
 // more than 64 entries compute in float lanes (block_lanes.hpp); their outputs stay
 // within 4 float ulp of the double kernel's rounded to float (tests/unit/test_softmax_float.cpp).
+// Float rows of at most 64 entries here compute in double lanes (narrow_row); Normaliser::forward
+// sends batches of them to the float lane-group kernel instead (softmax_lanes.hpp).
 //
 // A row is cut into fixed blocks of kSoftmaxBlock entries. Each block gets its own reference point
 // and the sums relative to it; blocks are merged in index order. The block partition does not depend on the

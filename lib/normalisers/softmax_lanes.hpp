@@ -1,30 +1,51 @@
 #pragma once
-// Softmax and adaptive temperature (docs/science.md#notation, docs/science.md#adaptive-temperature) of short rows, kLaneRows rows at a time: one row
-// per SIMD lane (4 at AVX2). A row of 16 entries costs as much in fixed work — its max, two
-// horizontal sums, a division — as in exps when it is done alone; in lanes those reductions are
-// plain vector operations shared by the group, and the rows move in and out by kLaneRows x kLaneRows
-// transposes. Each lane computes its row on its own, so a row's result does not depend on the rows
-// beside it (a last, partial group repeats a row in the spare lanes).
+// Softmax and adaptive temperature (docs/science.md#notation, docs/science.md#adaptive-temperature)
+// of short rows, a group of rows at a time: one row per SIMD lane. A row of 16 entries costs as much
+// in fixed work — its max, two horizontal sums, a division — as in exps when it is done alone; in
+// lanes those reductions are plain vector operations shared by the group, and the rows move in and
+// out by transposes. Each lane computes its row on its own, so a row's result does not depend on the
+// rows beside it (a last, partial group repeats a row in the spare lanes).
+//
+// Double rows: kLaneRows = 4 double lanes (AVX2), 4x4 transposes.
+// Float rows: kFloatLaneRows = 8 float lanes (AVX2), 8x8 transposes, the float exp
+// (core/simd_exp_float.hpp) with y reduced exactly as the float block lanes do (block_lanes.hpp):
+// each row's reference c = its max·beta·log2 e rounded down to a multiple of 1/8, the scale split
+// into a float pair, so no float y is ever rounded; terms 2^(y + d), d ∈ [0, 1/8) the reference's
+// residual, which the normalisation cancels. Sums of float pairs widened to double (one float
+// rounding, 2^-24 relative), p = term·(1/sum rounded to float): within 4 float ulp of the double
+// kernel's result rounded to float (tests/unit/test_softmax_lanes.cpp). Adaptive decides each row's
+// beta on its entropy at beta = 1 from double lanes (a float exp's 1e-7 error in the entropy would
+// move beta, and with it every weight, by ~1e-7·|z − mean|, far beyond 4 ulp), then computes the
+// weights at that beta in float lanes.
+//
+// Compiled once, in the x86-64-v3 baseline (not per dispatched ISA): the bits do not depend on the
+// node's ISA. Rows whose reference leaves the float lanes' range (|max·beta·log2 e| ≥ 2^18) make the
+// group return false, and go row by row (double lanes) like bad rows.
 #include <cstddef>
 
 #include "normalisers/simd_io.hpp"
 
 namespace sharp::norm {
 
-inline constexpr std::size_t kLaneRows = simd::kLanes;   // rows per group
+inline constexpr std::size_t kLaneRows = simd::kLanes;   // double rows per group
+inline constexpr std::size_t kFloatLaneRows = 8;         // float rows per group (8 float lanes)
+template <class T>
+inline constexpr std::size_t kLaneRowsOf = sizeof(T) == sizeof(double) ? kLaneRows : kFloatLaneRows;
 inline constexpr std::size_t kLaneRowLongest = 64;       // longest row softmax_lane_group handles
 // Longest row forward hands to the lane kernel: all it handles where the transposes are register
 // shuffles (AVX2); 0, i.e. rows one at a time, on other ISAs, where they would go through memory.
-#if defined(__AVX__) && !defined(__AVX512F__)
+#if defined(__AVX2__) && !defined(__AVX512F__)
 inline constexpr std::size_t kLaneRowMax = kLaneRowLongest;
 #else
 inline constexpr std::size_t kLaneRowMax = 0;
 #endif
 
-// p[i] = softmax(beta z[i]) for the kLaneRows rows z[i] of n entries each; with `adaptive`, beta is
-// each row's own adaptive beta (docs/science.md#adaptive-temperature, from the entropy at beta = 1). Returns false, with p
-// unspecified, if a row is bad (a NaN or +inf logit, or every entry masked) or n > kLaneRowLongest:
-// the caller then runs its row-by-row kernel, which reports a bad row.
+// p[i] = softmax(beta z[i]) for the kLaneRowsOf<T> rows z[i] of n entries each; with `adaptive`,
+// beta is each row's own adaptive beta (docs/science.md#adaptive-temperature, from the entropy at
+// beta = 1). Returns false, with p unspecified, if a row is bad (a NaN or +inf logit, or every entry
+// masked), n > kLaneRowLongest, or (float) a row is beyond the float lanes' range: the caller then
+// runs each row alone (the same kernel with the row in every lane, then its row-by-row kernel, which
+// reports a bad row), so a row's result never depends on its group.
 template <class T>
 bool softmax_lane_group(const T* const z[], T* const p[], std::size_t n, double beta, bool adaptive);
 
@@ -33,6 +54,13 @@ namespace detail {
 // AVX2, through memory one lane at a time elsewhere (the reference the shuffles are tested against).
 void transpose_lanes(simd::batch_d rows[]);
 void transpose_lanes_by_lane(simd::batch_d rows[]);
+// The float kernel's 8x8 moves: columns[j][i] = rows[i][j] (8 floats from each of 8 row pointers,
+// by shuffles on AVX2), and back (rows[i][j] = columns[j][i]); the _by_lane versions are the plain
+// loops the shuffles are tested against.
+void float_rows_to_columns(const float* const rows[], float columns[][kFloatLaneRows]);
+void float_columns_to_rows(const float columns[][kFloatLaneRows], float* const rows[]);
+void float_rows_to_columns_by_lane(const float* const rows[], float columns[][kFloatLaneRows]);
+void float_columns_to_rows_by_lane(const float columns[][kFloatLaneRows], float* const rows[]);
 }  // namespace detail
 
 }  // namespace sharp::norm
