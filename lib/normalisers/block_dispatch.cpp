@@ -15,8 +15,8 @@ BlockKernel<T, kStore, kLanes> block_kernel() {
 
 template BlockKernel<double, false, FloatLanes::kWeighted> block_kernel<double, false, FloatLanes::kWeighted>();
 template BlockKernel<double, true, FloatLanes::kWeighted> block_kernel<double, true, FloatLanes::kWeighted>();
-template BlockKernel<float, false, FloatLanes::kNo> block_kernel<float, false, FloatLanes::kNo>();
-template BlockKernel<float, true, FloatLanes::kNo> block_kernel<float, true, FloatLanes::kNo>();
+template BlockKernel<float, false, FloatLanes::kTwelveDigits> block_kernel<float, false, FloatLanes::kTwelveDigits>();
+template BlockKernel<float, true, FloatLanes::kTwelveDigits> block_kernel<float, true, FloatLanes::kTwelveDigits>();
 template BlockKernel<float, false, FloatLanes::kSumOnly> block_kernel<float, false, FloatLanes::kSumOnly>();
 template BlockKernel<float, true, FloatLanes::kSumOnly> block_kernel<float, true, FloatLanes::kSumOnly>();
 template BlockKernel<float, false, FloatLanes::kWeighted> block_kernel<float, false, FloatLanes::kWeighted>();

@@ -20,10 +20,19 @@ struct BlockResult {
   double stored_log2 = 0.0;
 };
 
-// How a float row's blocks run: in double lanes (adaptive's first pass: its entropy sets a beta that
-// moves every weight, and float exps would move its tail weights by tens of ulp), or in float lanes
-// with the weighted sum (statistics) or without it (weights only). Double rows ignore it.
-enum class FloatLanes { kNo, kSumOnly, kWeighted };
+// How a float row's blocks run: in double lanes with an exp to 12 digits (kTwelveDigits, adaptive
+// temperature's first pass), or in float lanes with the weighted sum (statistics) or without it
+// (weights only). Double rows ignore it (double lanes, the full exp).
+//
+// Why adaptive's first pass needs 12 digits (docs/science.md#adaptive-temperature): the entropy H at
+// beta = 1 sets beta(H), and an error dbeta moves weight k by dbeta |z_k − E_p z| relative. Float
+// weights above FLT_MIN lie within 88/beta of the max (beta ≥ 1), so half a float ulp (3e-8) over
+// |z_k − E_p z| ≤ 90 asks dbeta ≤ 3e-10, and with |beta'(H)| ≤ 2.53 (its largest, at the upper
+// kink H = 5.94) dH ≤ 1.2e-10. Relative errors e_k of the terms move H by
+// sum_k p_k e_k (1 − (u_k − E_p u)), u_k the log of term k: at most max|e| (1 + sd_p(u)). Float
+// lanes (|e| ~ 1e-7) put tail weights tens of ulp off (41 measured); the 12-digit exp (|e| ≤ 6e-13)
+// keeps dH below 3e-11 for sd_p(u) up to 40 (tests/unit/test_softmax_float.cpp).
+enum class FloatLanes { kTwelveDigits, kSumOnly, kWeighted };
 
 // The terms exp(beta (z − shift)) of z[0, len) (stored into p when kStore) and their statistics.
 template <class T, bool kStore, FloatLanes kLanes>

@@ -95,21 +95,29 @@ double max_of(const V& v) {
 // sums are corrected exactly, sum = 2^-d Σ2^y' and Σy2^y = 2^-d (Σy'2^y' − d Σ2^y'). Stored terms
 // keep their 2^d (stored_log2 = d), which the normalising pass divides out. Used while |c| ≤ 2^50
 // (|d| ≤ 1/8); for larger logits (|z| ≳ 1e15) d could leave exp2's domain, so those subtract first.
-template <class A, class T, bool kStore, bool kFmaShift>
+//
+// kTwelveDigits (float rows of adaptive temperature's first pass, FloatLanes::kTwelveDigits): 2^y to
+// 12 digits (exp2_in_range_12_digits, 3 FMAs fewer than the full exp) and the max taken in float
+// lanes (half the operations); the sums as above. Why 12 digits are enough and float lanes' 7 are
+// not: block_kernels.hpp.
+template <class A, class T, bool kStore, bool kFmaShift, bool kTwelveDigits = false>
 BlockResult double_pass(const T* z, T* p, std::size_t len, double beta, double shift) {
+  static_assert(!kTwelveDigits || std::is_same_v<T, float>, "12 digits: float rows");
   using B = BD<A>;
+  using F = BF<A>;
   constexpr std::size_t W = B::size, K = 8 / W;   // K accumulators of W lanes: 8 partials
   const double scale_d = beta * sharp::simd::kLog2e;
   const double c = shift * scale_d;
   const double d = kFmaShift ? std::fma(shift, scale_d, -c) : 0.0;   // shift·scale = c + d exactly
   const B sb(shift), minus_c(-c), scale(scale_d), lowest(sharp::simd::kExp2Zero);
   B mx(kNegInf);
+  F mx_float(-std::numeric_limits<float>::infinity());
   B s[K], t[K];
   for (std::size_t k = 0; k < K; ++k) s[k] = t[k] = B(0.0);
   auto term = [&](B x, std::size_t k) {
-    mx = xsimd::max(mx, x);
+    if constexpr (!kTwelveDigits) mx = xsimd::max(mx, x);
     const B y = xsimd::max(lowest, kFmaShift ? sharp::simd::fused_mul_add(x, scale, minus_c) : (x - sb) * scale);
-    const B e = sharp::simd::exp2_in_range(y);
+    const B e = kTwelveDigits ? sharp::simd::exp2_in_range_12_digits(y) : sharp::simd::exp2_in_range(y);
     s[k] += e;
     t[k] = sharp::simd::fused_mul_add(y, e, t[k]);
     return e;
@@ -120,18 +128,23 @@ BlockResult double_pass(const T* z, T* p, std::size_t len, double beta, double s
       if constexpr (kStore) store<A>(po + k * W, e);
     }
   };
+  auto group = [&](const T* zg, T* pg) {   // 16 entries
+    if constexpr (kTwelveDigits) {
+      for (std::size_t g = 0; g < 16; g += F::size) mx_float = xsimd::max(mx_float, F::load_unaligned(zg + g));
+    }
+    octet(zg, pg);
+    octet(zg + 8, kStore ? pg + 8 : nullptr);
+  };
   auto out_at = [&](std::size_t i) { return kStore ? p + i : nullptr; };
   std::size_t i = 0;
   for (; i + 16 <= len; i += 16) {
     __builtin_prefetch(z + i + kPrefetchAhead);   // ahead of the hardware prefetcher (measured +15%)
-    octet(z + i, out_at(i));
-    octet(z + i + 8, out_at(i + 8));
+    group(z + i, out_at(i));
   }
-  for (; i + 8 <= len; i += 8) octet(z + i, out_at(i));
-  if (i < len) {   // a last, partial octet padded with -inf: weight exactly 0, adds +0 to every sum
-    T zb[8], pb[8];
-    for (std::size_t l = 0; l < 8; ++l) zb[l] = i + l < len ? z[i + l] : T(kNegInf);
-    octet(zb, pb);
+  if (i < len) {   // a last, partial group padded with -inf: weight exactly 0, adds +0 to every sum
+    T zb[16], pb[16];
+    for (std::size_t l = 0; l < 16; ++l) zb[l] = i + l < len ? z[i + l] : T(kNegInf);
+    group(zb, pb);
     if constexpr (kStore) {
       for (std::size_t l = 0; i + l < len; ++l) p[i + l] = pb[l];
     }
@@ -142,7 +155,7 @@ BlockResult double_pass(const T* z, T* p, std::size_t len, double beta, double s
     t[k].store_aligned(tp + k * W);
   }
   BlockResult out;
-  out.stats.max = max_of<A>(mx);
+  out.stats.max = kTwelveDigits ? max_of<A>(mx_float) : max_of<A>(mx);
   out.stats.shift = shift;
   const double sum = sum_partials(sp), weighted = sum_partials(tp);
   if (d == 0.0) {   // also every block without kFmaShift
@@ -176,7 +189,7 @@ BlockResult double_pass(const T* z, T* p, std::size_t len, double beta, double s
 // relative) and widened. With the weighted sum (statistics), sums and y·e (y = k + j/8 + f in float)
 // run in float lanes over 4 groups of 16 before their pairs are widened: the statistics of a float
 // row to float precision (entropy within 1e-6 relative, tests/unit/test_softmax_float.cpp). A caller whose entropy moves weights
-// (adaptive temperature) takes double lanes instead (FloatLanes::kNo).
+// (adaptive temperature) takes double lanes instead (FloatLanes::kTwelveDigits).
 
 // 8 floats widened to the 8 partials' layout: one batch of 8 doubles (AVX-512), two of 4 (AVX2).
 template <class A>
@@ -339,7 +352,13 @@ constexpr std::size_t kFmaShiftMinLength = 256;
 
 template <class A, class T, bool kStore, FloatLanes kLanes>
 BlockResult with_shift(const T* z, T* p, std::size_t len, double beta, double shift) {
-  if constexpr (std::is_same_v<T, float> && kLanes != FloatLanes::kNo) {
+  if constexpr (std::is_same_v<T, float> && kLanes == FloatLanes::kTwelveDigits) {
+    if (len >= kFmaShiftMinLength && std::fabs(shift * (beta * sharp::simd::kLog2e)) <= 0x1p50) {
+      return double_pass<A, T, kStore, true, true>(z, p, len, beta, shift);
+    }
+    return double_pass<A, T, kStore, false, true>(z, p, len, beta, shift);
+  }
+  if constexpr (std::is_same_v<T, float> && kLanes != FloatLanes::kTwelveDigits) {
     BlockResult out;
     if (float_lanes_pass<A, kStore, kLanes == FloatLanes::kWeighted>(z, p, len, beta, shift, out)) return out;
   }
@@ -367,7 +386,7 @@ double first_entries_max(const T* z, std::size_t len) {
 // exp's domain at y = 128, e^88.7: a spike 100/beta above the first entries gave garbage sums).
 template <class A, class T, bool kStore, FloatLanes kLanes>
 BlockResult block(const T* z, T* p, std::size_t len, double beta) {
-  constexpr bool kFloatTerms = sizeof(T) < sizeof(double) && (kStore || kLanes != FloatLanes::kNo);
+  constexpr bool kFloatTerms = sizeof(T) < sizeof(double) && (kStore || kLanes != FloatLanes::kTwelveDigits);
   constexpr double kMaxExcess = kFloatTerms ? 64.0 : 512.0;
   const double shift = first_entries_max(z, len);
   BlockResult r = with_shift<A, T, kStore, kLanes>(z, p, len, beta, shift);
@@ -399,8 +418,8 @@ BlockResult block(const T* z, T* p, std::size_t len, double beta) {
   }                                                                                                       \
   template BlockResult block<double, false, FloatLanes::kWeighted>(const double*, double*, std::size_t, double); \
   template BlockResult block<double, true, FloatLanes::kWeighted>(const double*, double*, std::size_t, double);  \
-  template BlockResult block<float, false, FloatLanes::kNo>(const float*, float*, std::size_t, double);           \
-  template BlockResult block<float, true, FloatLanes::kNo>(const float*, float*, std::size_t, double);            \
+  template BlockResult block<float, false, FloatLanes::kTwelveDigits>(const float*, float*, std::size_t, double);           \
+  template BlockResult block<float, true, FloatLanes::kTwelveDigits>(const float*, float*, std::size_t, double);            \
   template BlockResult block<float, false, FloatLanes::kSumOnly>(const float*, float*, std::size_t, double);      \
   template BlockResult block<float, true, FloatLanes::kSumOnly>(const float*, float*, std::size_t, double);       \
   template BlockResult block<float, false, FloatLanes::kWeighted>(const float*, float*, std::size_t, double);     \

@@ -173,8 +173,8 @@ double entropy(const float* p, std::size_t n) { return entropy_any(p, n); }
 
 template <class T>
 static AdaptiveRowBeta adaptive_row_beta_any(const T* z, std::size_t n) {
-  // Double-precision terms for float rows too: the beta the adaptive normaliser itself takes.
-  const OnlineSoftmax<> stats = softmax_row_statistics_exact(z, n, 1.0, false, thread_workspace());
+  // Terms in double lanes for float rows too (to 12 digits): the beta the adaptive normaliser takes.
+  const OnlineSoftmax<> stats = softmax_row_entropy_statistics(z, n, 1.0, false, thread_workspace());
   const double h = stats.entropy();
   return {h, adaptive_beta(h)};
 }

@@ -1,6 +1,7 @@
 // softmax with temperature, SSMax (log-n scaling) and adaptive temperature (docs/science.md#temperature, #ssmax, #adaptive-temperature).
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "normalisers/adaptive_temperature.hpp"
 #include "normalisers/factories.hpp"
@@ -138,15 +139,29 @@ class Ssmax final : public SoftmaxFamily {
   double s_;
 };
 
-// Adaptive temperature (docs/science.md#adaptive-temperature): H = entropy of softmax(z); p = softmax(beta(H) z). The first pass
-// already writes the terms of softmax(z), normalised only when they are the answer (beta(H) = 1).
+// Adaptive temperature (docs/science.md#adaptive-temperature): H = entropy of softmax(z); p = softmax(beta(H) z).
+// The first pass computes the statistics at beta = 1 (float rows: in double lanes with an exp to 12
+// digits, as the entropy must be good to ~1e-10: block_kernels.hpp, FloatLanes::kTwelveDigits), the
+// second softmax(beta z) (float rows: in float lanes). Double rows, and float rows longer than
+// kAdaptiveTermsRow, store the first pass's terms and normalise them when they are the answer
+// (beta = 1); shorter float rows store nothing in the first pass and take the float-lane pass at
+// beta = 1 too. Measured on 1024-entry float rows: storing costs the first pass 20%, more than the
+// beta = 1 rows save unless they are a quarter of all rows; long rows, whose passes cost their
+// memory traffic, pass the clamp at H = 5.94 as soon as their weight spreads over 380 entries.
 class Adaptive final : public SoftmaxFamily {
  public:
   using SoftmaxFamily::SoftmaxFamily;
 
  protected:
+  static constexpr std::size_t kAdaptiveTermsRow = std::size_t(1) << 16;
+
   template <class T>
   void impl(const T* z, T* p, std::size_t n, Workspace& ws, bool parallel) const {
+    if (std::is_same_v<T, float> && n <= kAdaptiveTermsRow) {
+      const OnlineSoftmax<> at_one = softmax_row_entropy_statistics(z, n, 1.0, parallel, ws);
+      softmax_weights(z, p, n, adaptive_beta(at_one.entropy()), parallel, ws);
+      return;
+    }
     const OnlineSoftmax<> at_one = softmax_terms(z, p, n, 1.0, parallel, ws);
     const double beta = adaptive_beta(at_one.entropy());
     if (beta == 1.0) {

@@ -153,14 +153,14 @@ OnlineSoftmax<> softmax_row_statistics(const T* z, std::size_t n, double beta, b
 }
 
 template <class T>
-OnlineSoftmax<> softmax_row_statistics_exact(const T* z, std::size_t n, double beta, bool parallel,
+OnlineSoftmax<> softmax_row_entropy_statistics(const T* z, std::size_t n, double beta, bool parallel,
                                              Workspace& ws) {
-  return all_blocks<T, false, FloatLanes::kNo>(z, static_cast<T*>(nullptr), n, beta, parallel, ws);
+  return all_blocks<T, false, FloatLanes::kTwelveDigits>(z, static_cast<T*>(nullptr), n, beta, parallel, ws);
 }
 
 template <class T>
 OnlineSoftmax<> softmax_terms(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws) {
-  return all_blocks<T, true, FloatLanes::kNo>(z, p, n, beta, parallel, ws);
+  return all_blocks<T, true, FloatLanes::kTwelveDigits>(z, p, n, beta, parallel, ws);
 }
 
 template <class T>
@@ -217,8 +217,8 @@ void softmax_weights(const T* z, T* p, std::size_t n, double beta, bool parallel
 
 template OnlineSoftmax<> softmax_row_statistics<double>(const double*, std::size_t, double, bool, Workspace&);
 template OnlineSoftmax<> softmax_row_statistics<float>(const float*, std::size_t, double, bool, Workspace&);
-template OnlineSoftmax<> softmax_row_statistics_exact<double>(const double*, std::size_t, double, bool, Workspace&);
-template OnlineSoftmax<> softmax_row_statistics_exact<float>(const float*, std::size_t, double, bool, Workspace&);
+template OnlineSoftmax<> softmax_row_entropy_statistics<double>(const double*, std::size_t, double, bool, Workspace&);
+template OnlineSoftmax<> softmax_row_entropy_statistics<float>(const float*, std::size_t, double, bool, Workspace&);
 template OnlineSoftmax<> softmax_row<double>(const double*, double*, std::size_t, double, bool, Workspace&);
 template OnlineSoftmax<> softmax_row<float>(const float*, float*, std::size_t, double, bool, Workspace&);
 template void softmax_weights<double>(const double*, double*, std::size_t, double, bool, Workspace&);

@@ -34,10 +34,12 @@ template <class T>
 OnlineSoftmax<> softmax_row_statistics(const T* z, std::size_t n, double beta, bool parallel,
                                        Workspace& ws);
 
-// The same with the terms of float rows in double lanes: statistics to double precision, for the
-// entropy adaptive temperature decides its beta on (float lanes give float precision, ~1e-7).
+// The same with the terms of float rows in double lanes, from an exp to 12 digits (rows of more than
+// 64 entries; shorter rows take the full exp): an entropy to about 1e-11, for adaptive temperature's
+// beta (float lanes give float precision, ~1e-7, which moves tail weights by tens of ulp:
+// block_kernels.hpp, FloatLanes::kTwelveDigits). Double rows: softmax_row_statistics.
 template <class T>
-OnlineSoftmax<> softmax_row_statistics_exact(const T* z, std::size_t n, double beta, bool parallel, Workspace& ws);
+OnlineSoftmax<> softmax_row_entropy_statistics(const T* z, std::size_t n, double beta, bool parallel, Workspace& ws);
 
 // p = softmax(beta*z) (masked entries get exactly 0) and the statistics of the row, so the entropy
 // of p comes for free. Throws sharp::NumericError like softmax_row_statistics.
@@ -53,7 +55,8 @@ void softmax_weights(const T* z, T* p, std::size_t n, double beta, bool parallel
 // chooses beta from the statistics of the beta = 1 pass and keeps its terms only when beta = 1):
 // softmax_terms writes unnormalised terms into p (and the block scales into workspace slot 3);
 // normalise_terms, with the same n, beta and returned statistics, turns them into softmax(beta*z).
-// Nothing may use workspace slot 3 in between.
+// Nothing may use workspace slot 3 in between. Float rows: double lanes, as
+// softmax_row_entropy_statistics (its 12 digits, then rounded to float).
 template <class T>
 OnlineSoftmax<> softmax_terms(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws);
 template <class T>

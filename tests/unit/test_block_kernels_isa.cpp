@@ -46,8 +46,8 @@ void expect_same(const std::vector<double>& row, double beta, const std::string&
 void expect_all_same(const std::vector<double>& row, double beta, const std::string& what) {
   expect_same<double, false, FloatLanes::kWeighted>(row, beta, what);
   expect_same<double, true, FloatLanes::kWeighted>(row, beta, what);
-  expect_same<float, false, FloatLanes::kNo>(row, beta, what);
-  expect_same<float, true, FloatLanes::kNo>(row, beta, what);
+  expect_same<float, false, FloatLanes::kTwelveDigits>(row, beta, what);
+  expect_same<float, true, FloatLanes::kTwelveDigits>(row, beta, what);
   expect_same<float, false, FloatLanes::kSumOnly>(row, beta, what);
   expect_same<float, true, FloatLanes::kSumOnly>(row, beta, what);
   expect_same<float, false, FloatLanes::kWeighted>(row, beta, what);
