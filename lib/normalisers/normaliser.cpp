@@ -56,33 +56,23 @@ void widen(const Src* x, double* y, std::size_t n) {
 
 template <class T>
 void Normaliser::forward_in_lanes(const T* z, T* p, std::size_t rows, std::size_t n) const {
-  constexpr std::size_t G = kLaneRowsOf<T>;
-  const std::size_t groups = (rows + G - 1) / G;
+  constexpr std::size_t G = kLaneRowsOf<T>, kGroupsPerTask = 64;
+  const std::size_t groups = (rows + G - 1) / G, tasks = (groups + kGroupsPerTask - 1) / kGroupsPerTask;
   std::vector<unsigned char> bad(groups, 0);
-  auto run = [&](std::size_t g) {
-    const T* zr[G];
-    T* pr[G];
-    for (std::size_t i = 0; i < G; ++i) {
-      const std::size_t r = std::min(g * G + i, rows - 1);   // a last, partial group repeats its last row
-      zr[i] = z + r * n;
-      pr[i] = p + r * n;
-    }
-    bad[g] = forward_lane_group(zr, pr, n) ? 0 : 1;
+  auto run = [&](std::size_t t) {
+    const std::size_t first = t * kGroupsPerTask, last = std::min(groups, first + kGroupsPerTask);
+    forward_lane_groups(z, p, rows, n, first, last, bad.data() + first);
   };
-  parallel_for(groups, Loop{"normaliser/lane-groups", 0, 0, rows * n >= kParallelThreshold && !omp_in_parallel()}, run);
+  parallel_for(tasks, Loop{"normaliser/lane-groups", 0, 0, rows * n >= kParallelThreshold && !omp_in_parallel()}, run);
   // A bad group again row by row: each row alone in the lane kernel (in every lane: the bits it gets
   // in any good group), else the row kernel, which names the row (the lowest failing row is in the
   // lowest bad group).
   for (std::size_t g = 0; g < groups; ++g) {
     if (!bad[g]) continue;
     for (std::size_t r = g * G; r < std::min(rows, g * G + G); ++r) {
-      const T* zr[G];
-      T* pr[G];
-      for (std::size_t i = 0; i < G; ++i) {
-        zr[i] = z + r * n;
-        pr[i] = p + r * n;
-      }
-      if (forward_lane_group(zr, pr, n)) continue;
+      unsigned char row_bad = 0;
+      forward_lane_groups(z + r * n, p + r * n, 1, n, 0, 1, &row_bad);
+      if (!row_bad) continue;
       try {
         forward_row(z + r * n, p + r * n, n, thread_workspace());
       } catch (const NumericError& e) {

@@ -62,13 +62,16 @@ class Normaliser {
   }
 
   // Normalisers with a kernel for short rows kLaneRowsOf<T> at a time (softmax_lanes.hpp) override
-  // these: the longest row it takes (0: none), and the kernel for one group of row pointers (a last,
-  // partial group repeats a row). It returns false if a row of the group is bad (or out of its
-  // range); forward then redoes the group row by row, each row first alone in the lane kernel (so a
-  // good row gets the bits it gets in any group), else with forward_row, which reports a bad row.
+  // these: the longest row it takes (0: none), and the kernel for the groups [first, last) of rows x n
+  // logits (as softmax_lane_groups). bad[g − first] = 1 where a row of group g is bad (or out of the
+  // kernel's range); forward then redoes that group row by row, each row first alone in the lane
+  // kernel (so a good row gets the bits it gets in any group), else with forward_row, which reports
+  // a bad row.
   virtual std::size_t lane_row_limit() const { return 0; }
-  virtual bool forward_lane_group(const double* const z[], double* const p[], std::size_t n) const { return false; }
-  virtual bool forward_lane_group(const float* const z[], float* const p[], std::size_t n) const { return false; }
+  virtual void forward_lane_groups(const double* z, double* p, std::size_t rows, std::size_t n, std::size_t first,
+                                   std::size_t last, unsigned char* bad) const {}
+  virtual void forward_lane_groups(const float* z, float* p, std::size_t rows, std::size_t n, std::size_t first,
+                                   std::size_t last, unsigned char* bad) const {}
 
  private:
   template <class T>

@@ -62,13 +62,15 @@ class SoftmaxFamily : public Normaliser {
   };
   virtual LaneMode lane_mode() const { return {}; }
   std::size_t lane_row_limit() const override { return lane_mode().available ? kLaneRowMax : 0; }
-  bool forward_lane_group(const double* const z[], double* const p[], std::size_t n) const override {
+  void forward_lane_groups(const double* z, double* p, std::size_t rows, std::size_t n, std::size_t first,
+                           std::size_t last, unsigned char* bad) const override {
     const LaneMode m = lane_mode();
-    return softmax_lane_group(z, p, n, m.beta, m.adaptive);
+    softmax_lane_groups(z, p, rows, n, first, last, m.beta, m.adaptive, bad);
   }
-  bool forward_lane_group(const float* const z[], float* const p[], std::size_t n) const override {
+  void forward_lane_groups(const float* z, float* p, std::size_t rows, std::size_t n, std::size_t first,
+                           std::size_t last, unsigned char* bad) const override {
     const LaneMode m = lane_mode();
-    return softmax_lane_group(z, p, n, m.beta, m.adaptive);
+    softmax_lane_groups(z, p, rows, n, first, last, m.beta, m.adaptive, bad);
   }
   void forward_long_row(const double* z, double* p, std::size_t n, Workspace& ws) const override {
     forward_impl(z, p, n, ws, true);

@@ -2,6 +2,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -199,18 +200,48 @@ inline __m256 narrow(__m256d lo, __m256d hi) {
   return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
 }
 
-// 8 rows of n <= 64 floats in float lanes, row i at scale[i] = beta_i log2 e (see the header):
-// p[i] = softmax(beta_i z[i]). False if a row is bad or beyond the float lanes' reference range.
-bool float_group(const float* const z[], float* const p[], std::size_t n, const double* scale) {
-  constexpr std::size_t L = kFloatLaneRows;
-  const std::size_t chunks = (n + L - 1) / L, tail = n % L;   // a last chunk of `tail` entries
-  alignas(32) float pad[L][L];   // the last, partial chunk of every row, padded with -inf
+// Each lane's scale beta log2 e as a float pair hi + lo (to 2^-48), and 1/hi.
+struct FloatScales {
+  __m256 hi, lo, inverse;
+};
+
+// From one scale for every lane, or from 8; false (nothing to compute in float lanes) unless every
+// scale lies in [2^-100, 2^100] (NaN included).
+bool float_scales(double scale, FloatScales& out) {
+  if (!(scale >= 0x1p-100 && scale <= 0x1p100)) return false;
+  const float hi = static_cast<float>(scale);
+  out.hi = _mm256_set1_ps(hi);
+  out.lo = _mm256_set1_ps(static_cast<float>(scale - static_cast<double>(hi)));
+  out.inverse = _mm256_set1_ps(1.0f / hi);
+  return true;
+}
+bool float_scales(const double* scale, FloatScales& out) {
+  for (std::size_t i = 0; i < kFloatLaneRows; ++i) {
+    if (!(scale[i] >= 0x1p-100 && scale[i] <= 0x1p100)) return false;
+  }
+  const __m256d lo = _mm256_loadu_pd(scale), hi = _mm256_loadu_pd(scale + 4);
+  out.hi = narrow(lo, hi);
+  out.lo = narrow(_mm256_sub_pd(lo, low_half(out.hi)), _mm256_sub_pd(hi, high_half(out.hi)));
+  out.inverse = _mm256_div_ps(_mm256_set1_ps(1.0f), out.hi);
+  return true;
+}
+
+// 8 rows of n floats, n in (8(C − 1), 8C], in float lanes, row i at scale lane i = beta_i log2 e (see
+// the header): p[i] = softmax(beta_i z[i]). False if a row is bad or beyond the float lanes'
+// reference range. C is a template parameter so that every loop has a fixed count (unrolled; the
+// sums stay in registers). The columns past n (the last chunk's padding, -inf) weigh exactly 0.
+template <std::size_t C>
+bool float_group(const float* const z[], float* const p[], std::size_t n, const FloatScales& scale) {
+  constexpr std::size_t L = kFloatLaneRows, kColumns = C * L;
+  const std::size_t tail = n - (C - 1) * L;   // entries of the last chunk, 1..8
+  alignas(32) float pad[L][L];   // the last chunk of every row when partial, padded with -inf
   const float* src[L];
   float* dst[L];
-  alignas(32) __m256 col[kLaneRowLongest];
-  __m256 mx = _mm256_set1_ps(-kInfF);
-  for (std::size_t c = 0; c < chunks; ++c) {
-    const bool partial = c + 1 == chunks && tail != 0;
+  alignas(32) __m256 col[kColumns];
+  __m256 mx[4];
+  for (auto& m : mx) m = _mm256_set1_ps(-kInfF);
+  for (std::size_t c = 0; c < C; ++c) {
+    const bool partial = c + 1 == C && tail != L;
     for (std::size_t i = 0; i < L; ++i) {
       if (partial) {
         for (std::size_t l = 0; l < L; ++l) pad[i][l] = l < tail ? z[i][c * L + l] : -kInfF;
@@ -220,66 +251,64 @@ bool float_group(const float* const z[], float* const p[], std::size_t n, const 
       }
     }
     detail::load_columns(src, col + c * L);
-    for (std::size_t k = 0; k < L; ++k) mx = _mm256_max_ps(mx, col[c * L + k]);
+    for (std::size_t k = 0; k < L; k += 2) mx[k / 2] = _mm256_max_ps(mx[k / 2], _mm256_max_ps(col[c * L + k], col[c * L + k + 1]));
   }
-  // Each row's reference c = its max·scale rounded down to a multiple of 1/8 (so the max's term is
-  // 2^d, d ∈ [0, 1/8), and the sum ≥ 1: a term below FLT_MIN gives a weight below FLT_MIN). An
-  // all-masked row (max -inf), +inf, a NaN max, or |c| ≥ 2^18 fails the range test.
-  const __m256d sc_lo = _mm256_loadu_pd(scale), sc_hi = _mm256_loadu_pd(scale + 4);
-  const __m256d eighth = _mm256_set1_pd(0.125), eight = _mm256_set1_pd(8.0);
-  const __m256d c_lo = _mm256_mul_pd(_mm256_floor_pd(_mm256_mul_pd(_mm256_mul_pd(low_half(mx), sc_lo), eight)), eighth);
-  const __m256d c_hi = _mm256_mul_pd(_mm256_floor_pd(_mm256_mul_pd(_mm256_mul_pd(high_half(mx), sc_hi), eight)), eighth);
-  // Entries clamped up to z_low ((c − 200)/scale: y ≈ −200) weigh exactly 0, masked ones included.
-  const __m256d two_hundred = _mm256_set1_pd(200.0);
-  const __m256d zl_lo = _mm256_div_pd(_mm256_sub_pd(c_lo, two_hundred), sc_lo);
-  const __m256d zl_hi = _mm256_div_pd(_mm256_sub_pd(c_hi, two_hundred), sc_hi);
-  const __m256d limit = _mm256_set1_pd(0x1p18), zero = _mm256_setzero_pd(), zl_limit = _mm256_set1_pd(0x1p120);
-  const __m256d abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
-  auto in_range = [&](__m256d c, __m256d s, __m256d zl) {   // false for NaN too (ordered compares)
-    return _mm256_and_pd(_mm256_and_pd(_mm256_cmp_pd(_mm256_and_pd(c, abs_mask), limit, _CMP_LT_OQ),
-                                       _mm256_cmp_pd(s, zero, _CMP_GT_OQ)),
-                         _mm256_cmp_pd(_mm256_and_pd(zl, abs_mask), zl_limit, _CMP_LT_OQ));
-  };
-  if (_mm256_movemask_pd(_mm256_and_pd(in_range(c_lo, sc_lo, zl_lo), in_range(c_hi, sc_hi, zl_hi))) != 0xf) return false;
+  // 4 running maxima (short dependency chains), combined: exact, whatever the order.
+  const __m256 row_max = _mm256_max_ps(_mm256_max_ps(mx[0], mx[1]), _mm256_max_ps(mx[2], mx[3]));
+  // Each row's reference c: u = its max·s_hi in float (|error| ≤ 2^-6 below 2^17), rounded down to a
+  // multiple of 1/8, less 1/8: c ≤ max·scale − 3/32, so the max's term is 2^d, d ∈ [3/32, 1/2), and
+  // the sum is ≥ 1 (a term below FLT_MIN gives a weight below FLT_MIN). The 2^d of every term
+  // cancels in the normalisation. An all-masked row (max -inf), +inf, a NaN max, or |u| ≥ 2^17
+  // fails the range test.
+  const BF s_hi(scale.hi), s_lo(scale.lo);
+  const BF u = BF(row_max) * s_hi;
+  if (_mm256_movemask_ps(_mm256_cmp_ps(xsimd::abs(u), BF(0x1p17f), _CMP_LT_OQ)) != 0xff) return false;
+  const BF c = xsimd::fms(xsimd::floor(u * BF(8.0f)), BF(0.125f), BF(0.125f));   // exact
   const BF shifter(sharp::simd::detail::kShifterF);
-  const BF sc = shifter - BF(narrow(c_lo, c_hi));   // exact: c a multiple of 1/8 below 2^18
-  const BF t_low = shifter + BF(sharp::simd::kExp2ZeroF);   // k = −127: the table gives exactly 0
-  const BF z_low(narrow(zl_lo, zl_hi));
-  const BF s_hi(narrow(sc_lo, sc_hi));
-  const BF s_lo(narrow(_mm256_sub_pd(sc_lo, low_half(s_hi)), _mm256_sub_pd(sc_hi, high_half(s_hi))));
+  const BF sc = shifter - c;   // exact: c a multiple of 1/8 below 2^17
+  // Entries are clamped up to z_low = (c − 127)/s_hi (rounded twice: z_low·s_hi is within 2^-6 of
+  // c − 127), where t rounds to exactly shifter − 127: k = −127, j = 0, and the table gives exactly
+  // +0. So masked entries, and all below 2^-127 of the reference, weigh exactly 0; those in
+  // [2^-127, 2^-126) get a value below FLT_MIN (k = −127 leaves the exponent field 0).
+  const BF z_low = (c + BF(sharp::simd::kExp2ZeroF)) * BF(scale.inverse);
   // 2^(z·scale − c): t = fma(z, s_hi, shifter − c) holds round(8(z s_hi − c)) in its low bits,
-  // m = t − (shifter − c) exactly, f = z s_lo + (z s_hi − m) (one rounding each). max(z_low, x) and
-  // max(t_low, ·) return their second operand on NaN: a NaN logit makes the sums NaN.
+  // m = t − (shifter − c) exactly, f = z s_lo + (z s_hi − m) (one rounding each). max(z_low, x)
+  // returns its second operand on NaN: a NaN logit makes the sums NaN.
   auto term = [&](__m256 x) {
     const BF zc(_mm256_max_ps(z_low, x));
-    const BF t(_mm256_max_ps(t_low, sharp::simd::fused_mul_add(zc, s_hi, sc)));
+    const BF t = sharp::simd::fused_mul_add(zc, s_hi, sc);
     const BF m = t - sc;
     const BF f = sharp::simd::fused_mul_add(zc, s_lo, sharp::simd::fused_mul_sub(zc, s_hi, m));
     return static_cast<__m256>(sharp::simd::detail::exp2_from_reduced(t, f));
   };
-  // Sums: pairs of columns (j, j + 1) in float, widened; pairs alternate between two accumulators.
-  __m256d s[2][2] = {{zero, zero}, {zero, zero}};
-  for (std::size_t j = 0; j < n; j += 2) {
-    __m256 pair = col[j] = term(col[j]);
-    if (j + 1 < n) {
-      col[j + 1] = term(col[j + 1]);
-      pair = _mm256_add_ps(pair, col[j + 1]);
-    }
-    __m256d* acc = s[(j / 2) & 1];
-    acc[0] = _mm256_add_pd(acc[0], low_half(pair));
-    acc[1] = _mm256_add_pd(acc[1], high_half(pair));
+  // Sums: pairs of columns (j, j + 1) in float (one rounding, 2^-24 relative), widened to double,
+  // into two accumulators (pairs 0, 2, 4, .. and 1, 3, 5, ..: short dependency chains), added last.
+  __m256d acc[2][2];
+  for (auto& a : acc) a[0] = a[1] = _mm256_setzero_pd();
+#pragma GCC unroll 32
+  for (std::size_t j = 0; j < kColumns; j += 2) {
+    col[j] = term(col[j]);
+    col[j + 1] = term(col[j + 1]);
+    const __m256 pair = _mm256_add_ps(col[j], col[j + 1]);
+    __m256d* a = acc[(j / 2) % 2];
+    a[0] = _mm256_add_pd(a[0], low_half(pair));
+    a[1] = _mm256_add_pd(a[1], high_half(pair));
   }
-  const __m256d sum_lo = _mm256_add_pd(s[0][0], s[1][0]), sum_hi = _mm256_add_pd(s[0][1], s[1][1]);
+  const __m256d sum_lo = _mm256_add_pd(acc[0][0], acc[1][0]), sum_hi = _mm256_add_pd(acc[0][1], acc[1][1]);
   if (_mm256_movemask_pd(_mm256_or_pd(_mm256_cmp_pd(sum_lo, sum_lo, _CMP_UNORD_Q), _mm256_cmp_pd(sum_hi, sum_hi, _CMP_UNORD_Q)))) {
     return false;
   }
   const __m256d one = _mm256_set1_pd(1.0);
-  const __m256 inv = narrow(_mm256_div_pd(one, sum_lo), _mm256_div_pd(one, sum_hi));
-  for (std::size_t j = 0; j < n; ++j) col[j] = _mm256_mul_ps(col[j], inv);
-  for (std::size_t c = 0; c < chunks; ++c) {
-    const bool partial = c + 1 == chunks && tail != 0;
+  // 1/sum as a float pair, so that p = term·(1/sum) rounds once: fma(term, inv_hi, term·inv_lo).
+  const __m256d inv_lo_d = _mm256_div_pd(one, sum_lo), inv_hi_d = _mm256_div_pd(one, sum_hi);
+  const __m256 inv = narrow(inv_lo_d, inv_hi_d);
+  const __m256 inv_rest = narrow(_mm256_sub_pd(inv_lo_d, low_half(inv)), _mm256_sub_pd(inv_hi_d, high_half(inv)));
+  for (std::size_t c = 0; c < C; ++c) {
+    __m256 out[L];
+    for (std::size_t k = 0; k < L; ++k) out[k] = _mm256_fmadd_ps(col[c * L + k], inv, _mm256_mul_ps(col[c * L + k], inv_rest));
+    const bool partial = c + 1 == C && tail != L;
     for (std::size_t i = 0; i < L; ++i) dst[i] = partial ? pad[i] : p[i] + c * L;
-    detail::store_columns(col + c * L, dst);
+    detail::store_columns(out, dst);
     if (partial) {
       for (std::size_t i = 0; i < L; ++i)
         for (std::size_t l = 0; l < tail; ++l) p[i][c * L + l] = pad[i][l];
@@ -300,31 +329,87 @@ void float_columns_to_rows(const float columns[][kFloatLaneRows], float* const r
 }  // namespace detail
 #endif
 
+namespace {
+
+// group(rows, outs) for the groups [first, last) of `rows` rows of n entries: group g holds rows
+// g G .. g G + G − 1, a last, partial group repeating row rows − 1. bad[g − first] = 1 where it
+// returns false.
+template <class T, class Group>
+void for_groups(const T* z, T* p, std::size_t rows, std::size_t n, std::size_t first, std::size_t last,
+                unsigned char* bad, Group&& group) {
+  constexpr std::size_t G = kLaneRowsOf<T>;
+  for (std::size_t g = first; g < last; ++g) {
+    const T* zr[G];
+    T* pr[G];
+    for (std::size_t i = 0; i < G; ++i) {
+      const std::size_t r = std::min(g * G + i, rows - 1);
+      zr[i] = z + r * n;
+      pr[i] = p + r * n;
+    }
+    bad[g - first] = group(zr, pr) ? 0 : 1;
+  }
+}
+
+#if defined(__AVX2__) && defined(__FMA__)
+// The float groups of rows of n entries, n in (8(C − 1), 8C].
+template <std::size_t C>
+void float_groups(const float* z, float* p, std::size_t rows, std::size_t n, std::size_t first, std::size_t last,
+                  double beta, bool adaptive, unsigned char* bad) {
+  FloatScales fixed;
+  if (!adaptive && !float_scales(beta * sharp::simd::kLog2e, fixed)) {
+    std::fill(bad, bad + (last - first), 1);
+    return;
+  }
+  for_groups(z, p, rows, n, first, last, bad, [&](const float* const* zr, float* const* pr) {
+    if (!adaptive) return float_group<C>(zr, pr, n, fixed);
+    // Each row's beta from its entropy at beta = 1, in double lanes.
+    alignas(32) double scale[kFloatLaneRows];
+    static_assert(kFloatLaneRows % kLaneRows == 0);
+    for (std::size_t h = 0; h < kFloatLaneRows; h += kLaneRows) {
+      if (!double_group<float>(zr + h, nullptr, n, 1.0, true, scale + h)) return false;
+    }
+    for (double& s : scale) s *= sharp::simd::kLog2e;
+    FloatScales own;
+    return float_scales(scale, own) && float_group<C>(zr, pr, n, own);
+  });
+}
+#endif
+
+}  // namespace
+
 template <class T>
-bool softmax_lane_group(const T* const z[], T* const p[], std::size_t n, double beta, bool adaptive) {
-  if (n > kLaneRowLongest) return false;
+void softmax_lane_groups(const T* z, T* p, std::size_t rows, std::size_t n, std::size_t first, std::size_t last,
+                         double beta, bool adaptive, unsigned char* bad) {
+  if (n == 0 || n > kLaneRowLongest) {
+    std::fill(bad, bad + (last - first), 1);
+    return;
+  }
   if constexpr (sizeof(T) == sizeof(double)) {
-    return double_group<T>(z, p, n, beta, adaptive, nullptr);
+    for_groups(z, p, rows, n, first, last, bad, [&](const T* const* zr, T* const* pr) {
+      return double_group<T>(zr, pr, n, beta, adaptive, nullptr);
+    });
   } else {
 #if defined(__AVX2__) && defined(__FMA__)
-    alignas(32) double scale[kFloatLaneRows];
-    if (adaptive) {   // each row's beta from its entropy at beta = 1, in double lanes
-      static_assert(kFloatLaneRows % kLaneRows == 0);
-      for (std::size_t h = 0; h < kFloatLaneRows; h += kLaneRows) {
-        if (!double_group<T>(z + h, nullptr, n, 1.0, true, scale + h)) return false;
-      }
-      for (double& s : scale) s *= sharp::simd::kLog2e;
-    } else {
-      for (double& s : scale) s = beta * sharp::simd::kLog2e;
+    switch ((n + kFloatLaneRows - 1) / kFloatLaneRows) {
+      case 1: return float_groups<1>(z, p, rows, n, first, last, beta, adaptive, bad);
+      case 2: return float_groups<2>(z, p, rows, n, first, last, beta, adaptive, bad);
+      case 3: return float_groups<3>(z, p, rows, n, first, last, beta, adaptive, bad);
+      case 4: return float_groups<4>(z, p, rows, n, first, last, beta, adaptive, bad);
+      case 5: return float_groups<5>(z, p, rows, n, first, last, beta, adaptive, bad);
+      case 6: return float_groups<6>(z, p, rows, n, first, last, beta, adaptive, bad);
+      case 7: return float_groups<7>(z, p, rows, n, first, last, beta, adaptive, bad);
+      default: return float_groups<8>(z, p, rows, n, first, last, beta, adaptive, bad);
     }
-    return float_group(z, p, n, scale);
 #else
-    return false;   // no float lane kernel below AVX2 (kLaneRowMax = 0 there: forward never calls it)
+    std::fill(bad, bad + (last - first), 1);   // no float lane kernel below AVX2 (kLaneRowMax = 0 there)
 #endif
   }
 }
 
-template bool softmax_lane_group<double>(const double* const[], double* const[], std::size_t, double, bool);
-template bool softmax_lane_group<float>(const float* const[], float* const[], std::size_t, double, bool);
+template void softmax_lane_groups<double>(const double*, double*, std::size_t, std::size_t, std::size_t, std::size_t,
+                                          double, bool, unsigned char*);
+template void softmax_lane_groups<float>(const float*, float*, std::size_t, std::size_t, std::size_t, std::size_t,
+                                         double, bool, unsigned char*);
+
 
 }  // namespace sharp::norm

@@ -7,20 +7,21 @@
 // rows beside it (a last, partial group repeats a row in the spare lanes).
 //
 // Double rows: kLaneRows = 4 double lanes (AVX2), 4x4 transposes.
-// Float rows: kFloatLaneRows = 8 float lanes (AVX2), 8x8 transposes, the float exp
-// (core/simd_exp_float.hpp) with y reduced exactly as the float block lanes do (block_lanes.hpp):
-// each row's reference c = its max·beta·log2 e rounded down to a multiple of 1/8, the scale split
-// into a float pair, so no float y is ever rounded; terms 2^(y + d), d ∈ [0, 1/8) the reference's
-// residual, which the normalisation cancels. Sums of float pairs widened to double (one float
-// rounding, 2^-24 relative), p = term·(1/sum rounded to float): within 4 float ulp of the double
-// kernel's result rounded to float (tests/unit/test_softmax_lanes.cpp). Adaptive decides each row's
-// beta on its entropy at beta = 1 from double lanes (a float exp's 1e-7 error in the entropy would
-// move beta, and with it every weight, by ~1e-7·|z − mean|, far beyond 4 ulp), then computes the
-// weights at that beta in float lanes.
+// Float rows: kFloatLaneRows = 8 float lanes (AVX2), 8x8 transposes (loads into register halves
+// and 16 shuffles), the float exp (core/simd_exp_float.hpp) with y reduced exactly as the float
+// block lanes do (block_lanes.hpp): each row's reference c (a multiple of 1/8 just below its
+// max·beta·log2 e), the scale split into a float pair, so no float y is ever rounded; terms
+// 2^(y + d), d ∈ [3/32, 1/2) the reference's offset, which the normalisation cancels. Sums of float
+// pairs widened to double (one float rounding, 2^-24 relative), p = term·(1/sum) with 1/sum as a
+// float pair (one rounding): worst 3 float ulp against the double kernel's result rounded to float
+// over every length 1..64 (tests/unit/test_softmax_lanes.cpp; the contract is 4). Adaptive decides
+// each row's beta on its entropy at beta = 1 from double lanes (a float exp's 1e-7 error in the
+// entropy would move beta, and with it every weight, by ~1e-7·|z − mean|, far beyond 4 ulp), then
+// computes the weights at that beta in float lanes.
 //
 // Compiled once, in the x86-64-v3 baseline (not per dispatched ISA): the bits do not depend on the
-// node's ISA. Rows whose reference leaves the float lanes' range (|max·beta·log2 e| ≥ 2^18) make the
-// group return false, and go row by row (double lanes) like bad rows.
+// node's ISA. Rows beyond the float lanes' range (|max·beta·log2 e| ≥ 2^17, or beta log2 e outside
+// [2^-100, 2^100]) mark their group bad, and go row by row (double lanes) like bad rows.
 #include <cstddef>
 
 #include "normalisers/simd_io.hpp"
@@ -31,7 +32,7 @@ inline constexpr std::size_t kLaneRows = simd::kLanes;   // double rows per grou
 inline constexpr std::size_t kFloatLaneRows = 8;         // float rows per group (8 float lanes)
 template <class T>
 inline constexpr std::size_t kLaneRowsOf = sizeof(T) == sizeof(double) ? kLaneRows : kFloatLaneRows;
-inline constexpr std::size_t kLaneRowLongest = 64;       // longest row softmax_lane_group handles
+inline constexpr std::size_t kLaneRowLongest = 64;       // longest row softmax_lane_groups handles
 // Longest row forward hands to the lane kernel: all it handles where the transposes are register
 // shuffles (AVX2); 0, i.e. rows one at a time, on other ISAs, where they would go through memory.
 #if defined(__AVX2__) && !defined(__AVX512F__)
@@ -40,14 +41,17 @@ inline constexpr std::size_t kLaneRowMax = kLaneRowLongest;
 inline constexpr std::size_t kLaneRowMax = 0;
 #endif
 
-// p[i] = softmax(beta z[i]) for the kLaneRowsOf<T> rows z[i] of n entries each; with `adaptive`,
-// beta is each row's own adaptive beta (docs/science.md#adaptive-temperature, from the entropy at
-// beta = 1). Returns false, with p unspecified, if a row is bad (a NaN or +inf logit, or every entry
-// masked), n > kLaneRowLongest, or (float) a row is beyond the float lanes' range: the caller then
-// runs each row alone (the same kernel with the row in every lane, then its row-by-row kernel, which
-// reports a bad row), so a row's result never depends on its group.
+// Rows of n entries (z and p: rows x n), in groups of G = kLaneRowsOf<T> rows: group g holds rows
+// gG .. gG + G − 1 (a last, partial group repeats row rows − 1 in its spare lanes). For the groups
+// [first, last): p = softmax(beta z) row by row; with `adaptive`, beta is each row's own adaptive
+// beta (docs/science.md#adaptive-temperature, from the entropy at beta = 1). bad[g − first] = 1, with
+// that group's p unspecified, if a row of it is bad (a NaN or +inf logit, or every entry masked),
+// n > kLaneRowLongest, or (float) a row is beyond the float lanes' range: the caller then runs each
+// of its rows alone (rows = 1: the row in every lane, the bits it gets in any group), then with its
+// row-by-row kernel, which reports a bad row.
 template <class T>
-bool softmax_lane_group(const T* const z[], T* const p[], std::size_t n, double beta, bool adaptive);
+void softmax_lane_groups(const T* z, T* p, std::size_t rows, std::size_t n, std::size_t first, std::size_t last,
+                         double beta, bool adaptive, unsigned char* bad);
 
 namespace detail {
 // Transposes kLaneRows x kLaneRows doubles in place (rows[i] lane j <-> rows[j] lane i): shuffles on
