@@ -76,10 +76,9 @@ void lane_terms(const batch_d* col, batch_d* e, std::size_t columns, batch_d max
 }
 
 // kLaneRows rows in double lanes (float rows widened): p[i] = softmax(beta z[i]), or with `adaptive`
-// at each row's adaptive beta. With p null (adaptive only), nothing is written: betas[i] gets row
-// i's beta. False if a row is bad.
+// at each row's adaptive beta. False if a row is bad.
 template <class T>
-bool double_group(const T* const z[], T* const p[], std::size_t n, double beta, bool adaptive, double* betas) {
+bool double_group(const T* const z[], T* const p[], std::size_t n, double beta, bool adaptive) {
   constexpr std::size_t L = kLaneRows;
   const std::size_t columns = (n + L - 1) / L * L;   // padded with -inf: weight exactly 0
   alignas(64) batch_d col[kLaneRowLongest + L], e[kLaneRowLongest + L];
@@ -106,9 +105,7 @@ bool double_group(const T* const z[], T* const p[], std::size_t n, double beta, 
       const OnlineSoftmax<ExpBase::Two> at_one{.shift = m[i], .max = m[i], .sum = s[i], .weighted = t[i]};
       b[i] = adaptive_beta(at_one.entropy());
       any_sharper = any_sharper || b[i] != 1.0;
-      if (betas) betas[i] = b[i];
     }
-    if (!p) return true;
     // Rows whose beta is 1 get the same terms again (same scale, same operations).
     if (any_sharper) {
       lane_terms(col, e, columns, max, batch_d::load_aligned(b) * batch_d(sharp::simd::kLog2e), sum, weighted);
@@ -215,23 +212,59 @@ bool float_scales(double scale, FloatScales& out) {
   out.inverse = _mm256_set1_ps(1.0f / hi);
   return true;
 }
-bool float_scales(const double* scale, FloatScales& out) {
-  for (std::size_t i = 0; i < kFloatLaneRows; ++i) {
-    if (!(scale[i] >= 0x1p-100 && scale[i] <= 0x1p100)) return false;
-  }
-  const __m256d lo = _mm256_loadu_pd(scale), hi = _mm256_loadu_pd(scale + 4);
+bool float_scales(__m256d lo, __m256d hi, FloatScales& out) {
+  const __m256d low_limit = _mm256_set1_pd(0x1p-100), high_limit = _mm256_set1_pd(0x1p100);
+  const __m256d ok = _mm256_and_pd(_mm256_and_pd(_mm256_cmp_pd(lo, low_limit, _CMP_GE_OQ), _mm256_cmp_pd(lo, high_limit, _CMP_LE_OQ)),
+                                   _mm256_and_pd(_mm256_cmp_pd(hi, low_limit, _CMP_GE_OQ), _mm256_cmp_pd(hi, high_limit, _CMP_LE_OQ)));
+  if (_mm256_movemask_pd(ok) != 0xf) return false;
   out.hi = narrow(lo, hi);
   out.lo = narrow(_mm256_sub_pd(lo, low_half(out.hi)), _mm256_sub_pd(hi, high_half(out.hi)));
   out.inverse = _mm256_div_ps(_mm256_set1_ps(1.0f), out.hi);
   return true;
 }
 
+using BD = xsimd::batch<double, xsimd::fma3<xsimd::avx2>>;
+
+// Adaptive temperature's beta (docs/science.md#adaptive-temperature) of 4 rows from the sums of
+// their terms 2^y at beta = 1 (y = (z − max) log2 e): H = ln s − ln 2·t/s, then
+// beta = max(beta_poly(H), 1) where H > 0.5, else 1 (adaptive_temperature.hpp, on lanes).
+BD adaptive_beta_lanes(BD sum, BD weighted) {
+  const BD h = xsimd::log(sum) - BD(0.693147180559945309417) * weighted / sum;
+  const BD poly = (((BD(-0.037) * h + BD(0.481)) * h - BD(2.3)) * h + BD(4.917)) * h - BD(1.791);
+  return xsimd::select(h > BD(0.5), xsimd::max(poly, BD(1.0)), BD(1.0));
+}
+
+// Each of the 8 rows' adaptive scale beta log2 e, from its columns (floats, lane = row) and max, in
+// double lanes: the entropy needs ~1e-10 (a beta error moves every weight by δβ·|z − mean|
+// relative), which float terms (1e-7) do not give; the exp to 12 digits does
+// (exp2_in_range_12_digits). False if a row is bad (NaN or +inf: NaN sums; all masked: max -inf).
+template <std::size_t kColumns>
+bool adaptive_scales(const __m256* col, __m256 row_max, FloatScales& out) {
+  const BD lowest(sharp::simd::kExp2Zero), log2e(sharp::simd::kLog2e), neg_inf(kNegInf);
+  BD beta[2];
+  for (int h = 0; h < 2; ++h) {   // rows 0..3, then 4..7: few live registers
+    const BD m(h == 0 ? low_half(row_max) : high_half(row_max));
+    BD s(0.0), t(0.0);
+#pragma GCC unroll 4
+    for (std::size_t j = 0; j < kColumns; ++j) {
+      // max(lowest, ·) returns its second operand on NaN; -inf (masked) gives lowest: a term of +0.
+      const BD y = xsimd::max(lowest, (BD(h == 0 ? low_half(col[j]) : high_half(col[j])) - m) * log2e);
+      const BD e = sharp::simd::exp2_in_range_12_digits(y);
+      s += e;
+      t = sharp::simd::fused_mul_add(y, e, t);
+    }
+    if (xsimd::any(xsimd::isnan(s) || xsimd::isnan(t) || m == neg_inf)) return false;
+    beta[h] = adaptive_beta_lanes(s, t);
+  }
+  return float_scales(beta[0] * log2e, beta[1] * log2e, out);
+}
+
 // 8 rows of n floats, n in (8(C − 1), 8C], in float lanes, row i at scale lane i = beta_i log2 e (see
-// the header): p[i] = softmax(beta_i z[i]). False if a row is bad or beyond the float lanes'
+// the header; with kAdaptive, each row's adaptive beta, `fixed` unused): p[i] = softmax(beta_i z[i]). False if a row is bad or beyond the float lanes'
 // reference range. C is a template parameter so that every loop has a fixed count (unrolled; the
 // sums stay in registers). The columns past n (the last chunk's padding, -inf) weigh exactly 0.
-template <std::size_t C>
-bool float_group(const float* const z[], float* const p[], std::size_t n, const FloatScales& scale) {
+template <std::size_t C, bool kAdaptive>
+bool float_group(const float* const z[], float* const p[], std::size_t n, const FloatScales& fixed) {
   constexpr std::size_t L = kFloatLaneRows, kColumns = C * L;
   const std::size_t tail = n - (C - 1) * L;   // entries of the last chunk, 1..8
   alignas(32) float pad[L][L];   // the last chunk of every row when partial, padded with -inf
@@ -260,6 +293,10 @@ bool float_group(const float* const z[], float* const p[], std::size_t n, const 
   // the sum is ≥ 1 (a term below FLT_MIN gives a weight below FLT_MIN). The 2^d of every term
   // cancels in the normalisation. An all-masked row (max -inf), +inf, a NaN max, or |u| ≥ 2^17
   // fails the range test.
+  FloatScales scale = fixed;   // adaptive: each row's own, from its entropy at beta = 1
+  if constexpr (kAdaptive) {
+    if (!adaptive_scales<kColumns>(col, row_max, scale)) return false;
+  }
   const BF s_hi(scale.hi), s_lo(scale.lo);
   const BF u = BF(row_max) * s_hi;
   if (_mm256_movemask_ps(_mm256_cmp_ps(xsimd::abs(u), BF(0x1p17f), _CMP_LT_OQ)) != 0xff) return false;
@@ -355,23 +392,18 @@ void for_groups(const T* z, T* p, std::size_t rows, std::size_t n, std::size_t f
 template <std::size_t C>
 void float_groups(const float* z, float* p, std::size_t rows, std::size_t n, std::size_t first, std::size_t last,
                   double beta, bool adaptive, unsigned char* bad) {
-  FloatScales fixed;
-  if (!adaptive && !float_scales(beta * sharp::simd::kLog2e, fixed)) {
+  FloatScales fixed{};
+  if (adaptive) {
+    for_groups(z, p, rows, n, first, last, bad, [&](const float* const* zr, float* const* pr) {
+      return float_group<C, true>(zr, pr, n, fixed);
+    });
+  } else if (float_scales(beta * sharp::simd::kLog2e, fixed)) {
+    for_groups(z, p, rows, n, first, last, bad, [&](const float* const* zr, float* const* pr) {
+      return float_group<C, false>(zr, pr, n, fixed);
+    });
+  } else {
     std::fill(bad, bad + (last - first), 1);
-    return;
   }
-  for_groups(z, p, rows, n, first, last, bad, [&](const float* const* zr, float* const* pr) {
-    if (!adaptive) return float_group<C>(zr, pr, n, fixed);
-    // Each row's beta from its entropy at beta = 1, in double lanes.
-    alignas(32) double scale[kFloatLaneRows];
-    static_assert(kFloatLaneRows % kLaneRows == 0);
-    for (std::size_t h = 0; h < kFloatLaneRows; h += kLaneRows) {
-      if (!double_group<float>(zr + h, nullptr, n, 1.0, true, scale + h)) return false;
-    }
-    for (double& s : scale) s *= sharp::simd::kLog2e;
-    FloatScales own;
-    return float_scales(scale, own) && float_group<C>(zr, pr, n, own);
-  });
 }
 #endif
 
@@ -386,7 +418,7 @@ void softmax_lane_groups(const T* z, T* p, std::size_t rows, std::size_t n, std:
   }
   if constexpr (sizeof(T) == sizeof(double)) {
     for_groups(z, p, rows, n, first, last, bad, [&](const T* const* zr, T* const* pr) {
-      return double_group<T>(zr, pr, n, beta, adaptive, nullptr);
+      return double_group<T>(zr, pr, n, beta, adaptive);
     });
   } else {
 #if defined(__AVX2__) && defined(__FMA__)

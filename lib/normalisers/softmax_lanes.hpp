@@ -15,9 +15,10 @@
 // pairs widened to double (one float rounding, 2^-24 relative), p = term·(1/sum) with 1/sum as a
 // float pair (one rounding): worst 3 float ulp against the double kernel's result rounded to float
 // over every length 1..64 (tests/unit/test_softmax_lanes.cpp; the contract is 4). Adaptive decides
-// each row's beta on its entropy at beta = 1 from double lanes (a float exp's 1e-7 error in the
-// entropy would move beta, and with it every weight, by ~1e-7·|z − mean|, far beyond 4 ulp), then
-// computes the weights at that beta in float lanes.
+// each row's beta on its entropy at beta = 1 in double lanes (a float exp's 1e-7 error in the
+// entropy would move beta, and with it every weight, by ~1e-7·|z − mean|, far beyond 4 ulp): the
+// same float columns widened, the exp to 12 digits, the log and beta's polynomial on lanes; then the
+// weights at that beta in float lanes.
 //
 // Compiled once, in the x86-64-v3 baseline (not per dispatched ISA): the bits do not depend on the
 // node's ISA. Rows beyond the float lanes' range (|max·beta·log2 e| ≥ 2^17, or beta log2 e outside
