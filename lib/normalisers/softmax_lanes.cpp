@@ -60,29 +60,37 @@ constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 // --- Double lanes ---------------------------------------------------------------------------------
 
 // The terms 2^y, y = max(kExp2Zero, (x - max) beta log2 e), of every column (lane = row), and their
-// sums: the same operations per lane as narrow_row in softmax_kernels.cpp, summed in column order.
+// sums (the weighted one with kWeighted): the same operations per lane as narrow_row in
+// softmax_kernels.cpp, summed in column order. kColumns: the column count when fixed (loops
+// unrolled), else 0 and `columns`.
+template <std::size_t kColumns, bool kWeighted>
 void lane_terms(const batch_d* col, batch_d* e, std::size_t columns, batch_d max, batch_d scale,
                 batch_d& sum, batch_d& weighted) {
   const batch_d lowest(sharp::simd::kExp2Zero);
   batch_d s(0.0), t(0.0);
-  for (std::size_t j = 0; j < columns; ++j) {
+  const std::size_t count = kColumns ? kColumns : columns;
+#pragma GCC unroll 16
+  for (std::size_t j = 0; j < count; ++j) {
     const batch_d y = xsimd::max(lowest, (col[j] - max) * scale);
     e[j] = sharp::simd::exp2_in_range(y);
     s += e[j];
-    t = xsimd::fma(y, e[j], t);
+    if constexpr (kWeighted) t = xsimd::fma(y, e[j], t);
   }
   sum = s;
   weighted = t;
 }
 
-// kLaneRows rows in double lanes (float rows widened): p[i] = softmax(beta z[i]), or with `adaptive`
-// at each row's adaptive beta. False if a row is bad.
-template <class T>
-bool double_group(const T* const z[], T* const p[], std::size_t n, double beta, bool adaptive) {
+// kLaneRows rows in double lanes (float rows widened): p[i] = softmax(beta z[i]), or with kAdaptive
+// at each row's adaptive beta. False if a row is bad. kColumns: n rounded up to whole chunks of
+// kLaneRows columns when fixed (every loop unrolled), else 0.
+template <class T, std::size_t kColumns, bool kAdaptive>
+bool double_group(const T* const z[], T* const p[], std::size_t n, double beta) {
   constexpr std::size_t L = kLaneRows;
-  const std::size_t columns = (n + L - 1) / L * L;   // padded with -inf: weight exactly 0
+  if (n > kLaneRowLongest) return false;
+  const std::size_t columns = kColumns ? kColumns : (n + L - 1) / L * L;   // padded with -inf: weight exactly 0
   alignas(64) batch_d col[kLaneRowLongest + L], e[kLaneRowLongest + L];
   batch_d max(kNegInf);
+#pragma GCC unroll 16
   for (std::size_t j0 = 0; j0 < columns; j0 += L) {
     for (std::size_t i = 0; i < L; ++i) {
       col[j0 + i] = j0 + L <= n ? simd::load_batch(z[i] + j0) : simd::load_partial(z[i] + j0, n - j0, kNegInf);
@@ -92,9 +100,9 @@ bool double_group(const T* const z[], T* const p[], std::size_t n, double beta, 
   }
   // A NaN or +inf logit, or an all-masked row (-inf - -inf), makes its lane's sums NaN.
   batch_d sum, weighted;
-  lane_terms(col, e, columns, max, batch_d(beta * sharp::simd::kLog2e), sum, weighted);
+  lane_terms<kColumns, kAdaptive>(col, e, columns, max, batch_d(beta * sharp::simd::kLog2e), sum, weighted);
   if (xsimd::any(xsimd::isnan(sum) || xsimd::isnan(weighted) || max == batch_d(kNegInf))) return false;
-  if (adaptive) {
+  if constexpr (kAdaptive) {
     alignas(64) double m[L], s[L], t[L], b[L];
     max.store_aligned(m);
     sum.store_aligned(s);
@@ -108,10 +116,12 @@ bool double_group(const T* const z[], T* const p[], std::size_t n, double beta, 
     }
     // Rows whose beta is 1 get the same terms again (same scale, same operations).
     if (any_sharper) {
-      lane_terms(col, e, columns, max, batch_d::load_aligned(b) * batch_d(sharp::simd::kLog2e), sum, weighted);
+      lane_terms<kColumns, false>(col, e, columns, max, batch_d::load_aligned(b) * batch_d(sharp::simd::kLog2e), sum,
+                                  weighted);
     }
   }
   const batch_d inv = batch_d(1.0) / sum;
+#pragma GCC unroll 16
   for (std::size_t j0 = 0; j0 < columns; j0 += L) {
     for (std::size_t i = 0; i < L; ++i) e[j0 + i] *= inv;
     detail::transpose_lanes(e + j0);
@@ -228,7 +238,7 @@ using BD = xsimd::batch<double, xsimd::fma3<xsimd::avx2>>;
 // Adaptive temperature's beta (docs/science.md#adaptive-temperature) of 4 rows from the sums of
 // their terms 2^y at beta = 1 (y = (z − max) log2 e): H = ln s − ln 2·t/s, then
 // beta = max(beta_poly(H), 1) where H > 0.5, else 1 (adaptive_temperature.hpp, on lanes).
-BD adaptive_beta_lanes(BD sum, BD weighted) {
+inline BD adaptive_beta_lanes(BD sum, BD weighted) {
   const BD h = xsimd::log(sum) - BD(0.693147180559945309417) * weighted / sum;
   const BD poly = (((BD(-0.037) * h + BD(0.481)) * h - BD(2.3)) * h + BD(4.917)) * h - BD(1.791);
   return xsimd::select(h > BD(0.5), xsimd::max(poly, BD(1.0)), BD(1.0));
@@ -241,21 +251,23 @@ BD adaptive_beta_lanes(BD sum, BD weighted) {
 template <std::size_t kColumns>
 bool adaptive_scales(const __m256* col, __m256 row_max, FloatScales& out) {
   const BD lowest(sharp::simd::kExp2Zero), log2e(sharp::simd::kLog2e), neg_inf(kNegInf);
-  BD beta[2];
+  BD s[2], t[2];
   for (int h = 0; h < 2; ++h) {   // rows 0..3, then 4..7: few live registers
     const BD m(h == 0 ? low_half(row_max) : high_half(row_max));
-    BD s(0.0), t(0.0);
+    BD sum(0.0), weighted(0.0);
 #pragma GCC unroll 4
     for (std::size_t j = 0; j < kColumns; ++j) {
       // max(lowest, ·) returns its second operand on NaN; -inf (masked) gives lowest: a term of +0.
       const BD y = xsimd::max(lowest, (BD(h == 0 ? low_half(col[j]) : high_half(col[j])) - m) * log2e);
       const BD e = sharp::simd::exp2_in_range_12_digits(y);
-      s += e;
-      t = sharp::simd::fused_mul_add(y, e, t);
+      sum += e;
+      weighted = sharp::simd::fused_mul_add(y, e, weighted);
     }
-    if (xsimd::any(xsimd::isnan(s) || xsimd::isnan(t) || m == neg_inf)) return false;
-    beta[h] = adaptive_beta_lanes(s, t);
+    if (xsimd::any(xsimd::isnan(sum) || xsimd::isnan(weighted) || m == neg_inf)) return false;
+    s[h] = sum;
+    t[h] = weighted;
   }
+  const BD beta[2] = {adaptive_beta_lanes(s[0], t[0]), adaptive_beta_lanes(s[1], t[1])};   // two chains at once
   return float_scales(beta[0] * log2e, beta[1] * log2e, out);
 }
 
@@ -417,9 +429,26 @@ void softmax_lane_groups(const T* z, T* p, std::size_t rows, std::size_t n, std:
     return;
   }
   if constexpr (sizeof(T) == sizeof(double)) {
-    for_groups(z, p, rows, n, first, last, bad, [&](const T* const* zr, T* const* pr) {
-      return double_group<T>(zr, pr, n, beta, adaptive);
-    });
+    // Rows of up to 16 entries (the common short rows) with every loop unrolled; longer ones not.
+    auto run = [&]<std::size_t kColumns, bool kAdaptive>() {
+      for_groups(z, p, rows, n, first, last, bad, [&](const T* const* zr, T* const* pr) {
+        return double_group<T, kColumns, kAdaptive>(zr, pr, n, beta);
+      });
+    };
+    auto run_n = [&]<bool kAdaptive>() {
+      switch ((n + kLaneRows - 1) / kLaneRows) {
+        case 1: return run.template operator()<kLaneRows, kAdaptive>();
+        case 2: return run.template operator()<2 * kLaneRows, kAdaptive>();
+        case 3: return run.template operator()<3 * kLaneRows, kAdaptive>();
+        case 4: return run.template operator()<4 * kLaneRows, kAdaptive>();
+        default: return run.template operator()<0, kAdaptive>();
+      }
+    };
+    if (adaptive) {
+      run_n.template operator()<true>();
+    } else {
+      run_n.template operator()<false>();
+    }
   } else {
 #if defined(__AVX2__) && defined(__FMA__)
     switch ((n + kFloatLaneRows - 1) / kFloatLaneRows) {
