@@ -154,28 +154,33 @@ inline void transpose_halves(const __m256 in[4], __m256 out[4]) {
   out[3] = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
 }
 
-// 8 floats of each of 8 rows -> 8 columns (lane i = row i). Rows i and i + 4 share a register (low
-// and high half) from the loads, so only the 4x4 transposes of the halves remain: 16 shuffles.
-inline void load_columns(const float* const rows[], __m256 col[8]) {
+// 8 floats of each of 8 rows (from rows[i] + offset) -> 8 columns (lane i = row i). Rows i and i + 4
+// share a register (low and high half) from the loads, so only the 4x4 transposes of the halves
+// remain: 16 shuffles.
+inline void load_columns(const float* const rows[], std::size_t offset, __m256 col[8]) {
   __m256 a[4], b[4];
   for (int i = 0; i < 4; ++i) {
-    a[i] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(rows[i])), _mm_loadu_ps(rows[i + 4]), 1);
-    b[i] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(rows[i] + 4)), _mm_loadu_ps(rows[i + 4] + 4), 1);
+    const float* r = rows[i] + offset;
+    const float* s = rows[i + 4] + offset;
+    a[i] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(r)), _mm_loadu_ps(s), 1);
+    b[i] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(r + 4)), _mm_loadu_ps(s + 4), 1);
   }
   transpose_halves(a, col);       // columns 0..3
   transpose_halves(b, col + 4);   // columns 4..7
 }
 
-// The inverse: 8 columns -> 8 floats of each of 8 rows.
-inline void store_columns(const __m256 col[8], float* const rows[]) {
+// The inverse: 8 columns -> 8 floats of each of 8 rows (at rows[i] + offset).
+inline void store_columns(const __m256 col[8], float* const rows[], std::size_t offset) {
   __m256 a[4], b[4];
   transpose_halves(col, a);
   transpose_halves(col + 4, b);
   for (int i = 0; i < 4; ++i) {
-    _mm_storeu_ps(rows[i], _mm256_castps256_ps128(a[i]));
-    _mm_storeu_ps(rows[i + 4], _mm256_extractf128_ps(a[i], 1));
-    _mm_storeu_ps(rows[i] + 4, _mm256_castps256_ps128(b[i]));
-    _mm_storeu_ps(rows[i + 4] + 4, _mm256_extractf128_ps(b[i], 1));
+    float* r = rows[i] + offset;
+    float* s = rows[i + 4] + offset;
+    _mm_storeu_ps(r, _mm256_castps256_ps128(a[i]));
+    _mm_storeu_ps(s, _mm256_extractf128_ps(a[i], 1));
+    _mm_storeu_ps(r + 4, _mm256_castps256_ps128(b[i]));
+    _mm_storeu_ps(s + 4, _mm256_extractf128_ps(b[i], 1));
   }
 }
 
@@ -183,14 +188,14 @@ inline void store_columns(const __m256 col[8], float* const rows[]) {
 
 void float_rows_to_columns(const float* const rows[], float columns[][kFloatLaneRows]) {
   __m256 col[8];
-  load_columns(rows, col);
+  load_columns(rows, 0, col);
   for (std::size_t j = 0; j < 8; ++j) _mm256_storeu_ps(columns[j], col[j]);
 }
 
 void float_columns_to_rows(const float columns[][kFloatLaneRows], float* const rows[]) {
   __m256 col[8];
   for (std::size_t j = 0; j < 8; ++j) col[j] = _mm256_loadu_ps(columns[j]);
-  store_columns(col, rows);
+  store_columns(col, rows, 0);
 }
 
 }  // namespace detail
@@ -280,22 +285,19 @@ bool float_group(const float* const z[], float* const p[], std::size_t n, const 
   constexpr std::size_t L = kFloatLaneRows, kColumns = C * L;
   const std::size_t tail = n - (C - 1) * L;   // entries of the last chunk, 1..8
   alignas(32) float pad[L][L];   // the last chunk of every row when partial, padded with -inf
-  const float* src[L];
-  float* dst[L];
+  float* const pads[L] = {pad[0], pad[1], pad[2], pad[3], pad[4], pad[5], pad[6], pad[7]};
   alignas(32) __m256 col[kColumns];
   __m256 mx[4];
   for (auto& m : mx) m = _mm256_set1_ps(-kInfF);
+#pragma GCC unroll 8
   for (std::size_t c = 0; c < C; ++c) {
-    const bool partial = c + 1 == C && tail != L;
-    for (std::size_t i = 0; i < L; ++i) {
-      if (partial) {
+    if (c + 1 == C && tail != L) {
+      for (std::size_t i = 0; i < L; ++i)
         for (std::size_t l = 0; l < L; ++l) pad[i][l] = l < tail ? z[i][c * L + l] : -kInfF;
-        src[i] = pad[i];
-      } else {
-        src[i] = z[i] + c * L;
-      }
+      detail::load_columns(pads, 0, col + c * L);
+    } else {
+      detail::load_columns(z, c * L, col + c * L);
     }
-    detail::load_columns(src, col + c * L);
     for (std::size_t k = 0; k < L; k += 2) mx[k / 2] = _mm256_max_ps(mx[k / 2], _mm256_max_ps(col[c * L + k], col[c * L + k + 1]));
   }
   // 4 running maxima (short dependency chains), combined: exact, whatever the order.
@@ -352,15 +354,16 @@ bool float_group(const float* const z[], float* const p[], std::size_t n, const 
   const __m256d inv_lo_d = _mm256_div_pd(one, sum_lo), inv_hi_d = _mm256_div_pd(one, sum_hi);
   const __m256 inv = narrow(inv_lo_d, inv_hi_d);
   const __m256 inv_rest = narrow(_mm256_sub_pd(inv_lo_d, low_half(inv)), _mm256_sub_pd(inv_hi_d, high_half(inv)));
+#pragma GCC unroll 8
   for (std::size_t c = 0; c < C; ++c) {
     __m256 out[L];
     for (std::size_t k = 0; k < L; ++k) out[k] = _mm256_fmadd_ps(col[c * L + k], inv, _mm256_mul_ps(col[c * L + k], inv_rest));
-    const bool partial = c + 1 == C && tail != L;
-    for (std::size_t i = 0; i < L; ++i) dst[i] = partial ? pad[i] : p[i] + c * L;
-    detail::store_columns(out, dst);
-    if (partial) {
+    if (c + 1 == C && tail != L) {
+      detail::store_columns(out, pads, 0);
       for (std::size_t i = 0; i < L; ++i)
         for (std::size_t l = 0; l < tail; ++l) p[i][c * L + l] = pad[i][l];
+    } else {
+      detail::store_columns(out, p, c * L);
     }
   }
   return true;
@@ -390,10 +393,19 @@ void for_groups(const T* z, T* p, std::size_t rows, std::size_t n, std::size_t f
   for (std::size_t g = first; g < last; ++g) {
     const T* zr[G];
     T* pr[G];
-    for (std::size_t i = 0; i < G; ++i) {
-      const std::size_t r = std::min(g * G + i, rows - 1);
-      zr[i] = z + r * n;
-      pr[i] = p + r * n;
+    if (g * G + G <= rows) {
+      const T* zg = z + g * G * n;
+      T* pg = p + g * G * n;
+      for (std::size_t i = 0; i < G; ++i) {
+        zr[i] = zg + i * n;
+        pr[i] = pg + i * n;
+      }
+    } else {
+      for (std::size_t i = 0; i < G; ++i) {
+        const std::size_t r = std::min(g * G + i, rows - 1);
+        zr[i] = z + r * n;
+        pr[i] = p + r * n;
+      }
     }
     bad[g - first] = group(zr, pr) ? 0 : 1;
   }
