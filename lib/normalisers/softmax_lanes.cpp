@@ -154,14 +154,16 @@ inline void transpose_halves(const __m256 in[4], __m256 out[4]) {
   out[3] = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
 }
 
-// 8 floats of each of 8 rows (from rows[i] + offset) -> 8 columns (lane i = row i). Rows i and i + 4
-// share a register (low and high half) from the loads, so only the 4x4 transposes of the halves
-// remain: 16 shuffles.
-inline void load_columns(const float* const rows[], std::size_t offset, __m256 col[8]) {
+// 8 floats of each of 8 rows (row i at rows(i), a pointer) -> 8 columns (lane i = row i). Rows i
+// and i + 4 share a register (low and high half) from the loads, so only the 4x4 transposes of the
+// halves remain: 16 shuffles.
+template <class Rows>
+inline void load_columns(const Rows& rows, __m256 col[8]) {
   __m256 a[4], b[4];
+#pragma GCC unroll 4
   for (int i = 0; i < 4; ++i) {
-    const float* r = rows[i] + offset;
-    const float* s = rows[i + 4] + offset;
+    const float* r = rows(i);
+    const float* s = rows(i + 4);
     a[i] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(r)), _mm_loadu_ps(s), 1);
     b[i] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(r + 4)), _mm_loadu_ps(s + 4), 1);
   }
@@ -169,14 +171,16 @@ inline void load_columns(const float* const rows[], std::size_t offset, __m256 c
   transpose_halves(b, col + 4);   // columns 4..7
 }
 
-// The inverse: 8 columns -> 8 floats of each of 8 rows (at rows[i] + offset).
-inline void store_columns(const __m256 col[8], float* const rows[], std::size_t offset) {
+// The inverse: 8 columns -> 8 floats of each of 8 rows (row i at rows(i)).
+template <class Rows>
+inline void store_columns(const __m256 col[8], const Rows& rows) {
   __m256 a[4], b[4];
   transpose_halves(col, a);
   transpose_halves(col + 4, b);
+#pragma GCC unroll 4
   for (int i = 0; i < 4; ++i) {
-    float* r = rows[i] + offset;
-    float* s = rows[i + 4] + offset;
+    float* r = rows(i);
+    float* s = rows(i + 4);
     _mm_storeu_ps(r, _mm256_castps256_ps128(a[i]));
     _mm_storeu_ps(s, _mm256_extractf128_ps(a[i], 1));
     _mm_storeu_ps(r + 4, _mm256_castps256_ps128(b[i]));
@@ -188,14 +192,14 @@ inline void store_columns(const __m256 col[8], float* const rows[], std::size_t 
 
 void float_rows_to_columns(const float* const rows[], float columns[][kFloatLaneRows]) {
   __m256 col[8];
-  load_columns(rows, 0, col);
+  load_columns([&](int i) { return rows[i]; }, col);
   for (std::size_t j = 0; j < 8; ++j) _mm256_storeu_ps(columns[j], col[j]);
 }
 
 void float_columns_to_rows(const float columns[][kFloatLaneRows], float* const rows[]) {
   __m256 col[8];
   for (std::size_t j = 0; j < 8; ++j) col[j] = _mm256_loadu_ps(columns[j]);
-  store_columns(col, rows, 0);
+  store_columns(col, [&](int i) { return rows[i]; });
 }
 
 }  // namespace detail
@@ -277,15 +281,15 @@ bool adaptive_scales(const __m256* col, __m256 row_max, FloatScales& out) {
 }
 
 // 8 rows of n floats, n in (8(C − 1), 8C], in float lanes, row i at scale lane i = beta_i log2 e (see
-// the header; with kAdaptive, each row's adaptive beta, `fixed` unused): p[i] = softmax(beta_i z[i]). False if a row is bad or beyond the float lanes'
+// the header; with kAdaptive, each row's adaptive beta, `fixed` unused), row i at z + i·stride and
+// p + i·stride: p_i = softmax(beta_i z_i). False if a row is bad or beyond the float lanes'
 // reference range. C is a template parameter so that every loop has a fixed count (unrolled; the
 // sums stay in registers). The columns past n (the last chunk's padding, -inf) weigh exactly 0.
 template <std::size_t C, bool kAdaptive>
-bool float_group(const float* const z[], float* const p[], std::size_t n, const FloatScales& fixed) {
+bool float_group(const float* z, float* p, std::size_t stride, std::size_t n, const FloatScales& fixed) {
   constexpr std::size_t L = kFloatLaneRows, kColumns = C * L;
   const std::size_t tail = n - (C - 1) * L;   // entries of the last chunk, 1..8
   alignas(32) float pad[L][L];   // the last chunk of every row when partial, padded with -inf
-  float* const pads[L] = {pad[0], pad[1], pad[2], pad[3], pad[4], pad[5], pad[6], pad[7]};
   alignas(32) __m256 col[kColumns];
   __m256 mx[4];
   for (auto& m : mx) m = _mm256_set1_ps(-kInfF);
@@ -293,10 +297,10 @@ bool float_group(const float* const z[], float* const p[], std::size_t n, const 
   for (std::size_t c = 0; c < C; ++c) {
     if (c + 1 == C && tail != L) {
       for (std::size_t i = 0; i < L; ++i)
-        for (std::size_t l = 0; l < L; ++l) pad[i][l] = l < tail ? z[i][c * L + l] : -kInfF;
-      detail::load_columns(pads, 0, col + c * L);
+        for (std::size_t l = 0; l < L; ++l) pad[i][l] = l < tail ? z[i * stride + c * L + l] : -kInfF;
+      detail::load_columns([&](int i) { return &pad[i][0]; }, col + c * L);
     } else {
-      detail::load_columns(z, c * L, col + c * L);
+      detail::load_columns([&](int i) { return z + i * stride + c * L; }, col + c * L);
     }
     for (std::size_t k = 0; k < L; k += 2) mx[k / 2] = _mm256_max_ps(mx[k / 2], _mm256_max_ps(col[c * L + k], col[c * L + k + 1]));
   }
@@ -359,11 +363,11 @@ bool float_group(const float* const z[], float* const p[], std::size_t n, const 
     __m256 out[L];
     for (std::size_t k = 0; k < L; ++k) out[k] = _mm256_fmadd_ps(col[c * L + k], inv, _mm256_mul_ps(col[c * L + k], inv_rest));
     if (c + 1 == C && tail != L) {
-      detail::store_columns(out, pads, 0);
+      detail::store_columns(out, [&](int i) { return &pad[i][0]; });
       for (std::size_t i = 0; i < L; ++i)
-        for (std::size_t l = 0; l < tail; ++l) p[i][c * L + l] = pad[i][l];
+        for (std::size_t l = 0; l < tail; ++l) p[i * stride + c * L + l] = pad[i][l];
     } else {
-      detail::store_columns(out, p, c * L);
+      detail::store_columns(out, [&](int i) { return p + i * stride + c * L; });
     }
   }
   return true;
@@ -416,17 +420,26 @@ void for_groups(const T* z, T* p, std::size_t rows, std::size_t n, std::size_t f
 template <std::size_t C>
 void float_groups(const float* z, float* p, std::size_t rows, std::size_t n, std::size_t first, std::size_t last,
                   double beta, bool adaptive, unsigned char* bad) {
+  constexpr std::size_t G = kFloatLaneRows;
   FloatScales fixed{};
-  if (adaptive) {
-    for_groups(z, p, rows, n, first, last, bad, [&](const float* const* zr, float* const* pr) {
-      return float_group<C, true>(zr, pr, n, fixed);
-    });
-  } else if (float_scales(beta * sharp::simd::kLog2e, fixed)) {
-    for_groups(z, p, rows, n, first, last, bad, [&](const float* const* zr, float* const* pr) {
-      return float_group<C, false>(zr, pr, n, fixed);
-    });
-  } else {
+  if (!adaptive && !float_scales(beta * sharp::simd::kLog2e, fixed)) {
     std::fill(bad, bad + (last - first), 1);
+    return;
+  }
+  auto group = [&](const float* zg, float* pg, std::size_t stride) {
+    return adaptive ? float_group<C, true>(zg, pg, stride, n, fixed) : float_group<C, false>(zg, pg, stride, n, fixed);
+  };
+  for (std::size_t g = first; g < last; ++g) {
+    if (g * G + G <= rows) {
+      bad[g - first] = group(z + g * G * n, p + g * G * n, n) ? 0 : 1;
+      continue;
+    }
+    // A last, partial group: its rows copied, the last repeated in the spare lanes, and back.
+    alignas(32) float zb[G * kLaneRowLongest], pb[G * kLaneRowLongest];
+    const std::size_t count = rows - g * G;
+    for (std::size_t i = 0; i < G; ++i) std::copy_n(z + (g * G + std::min(i, count - 1)) * n, n, zb + i * n);
+    bad[g - first] = group(zb, pb, n) ? 0 : 1;
+    std::copy_n(pb, count * n, p + g * G * n);
   }
 }
 #endif
