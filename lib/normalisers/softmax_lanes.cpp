@@ -80,11 +80,11 @@ void lane_terms(const batch_d* col, batch_d* e, std::size_t columns, batch_d max
   weighted = t;
 }
 
-// kLaneRows rows in double lanes (float rows widened): p[i] = softmax(beta z[i]), or with kAdaptive
-// at each row's adaptive beta. False if a row is bad. kColumns: n rounded up to whole chunks of
-// kLaneRows columns when fixed (every loop unrolled), else 0.
+// kLaneRows rows in double lanes (float rows widened), row i at z + i·stride and p + i·stride:
+// p_i = softmax(beta z_i), or with kAdaptive at each row's adaptive beta. False if a row is bad.
+// kColumns: n rounded up to whole chunks of kLaneRows columns when fixed (every loop unrolled), else 0.
 template <class T, std::size_t kColumns, bool kAdaptive>
-bool double_group(const T* const z[], T* const p[], std::size_t n, double beta) {
+bool double_group(const T* z, T* p, std::size_t stride, std::size_t n, double beta) {
   constexpr std::size_t L = kLaneRows;
   if (n > kLaneRowLongest) return false;
   const std::size_t columns = kColumns ? kColumns : (n + L - 1) / L * L;   // padded with -inf: weight exactly 0
@@ -93,7 +93,8 @@ bool double_group(const T* const z[], T* const p[], std::size_t n, double beta) 
 #pragma GCC unroll 16
   for (std::size_t j0 = 0; j0 < columns; j0 += L) {
     for (std::size_t i = 0; i < L; ++i) {
-      col[j0 + i] = j0 + L <= n ? simd::load_batch(z[i] + j0) : simd::load_partial(z[i] + j0, n - j0, kNegInf);
+      const T* row = z + i * stride + j0;
+      col[j0 + i] = j0 + L <= n ? simd::load_batch(row) : simd::load_partial(row, n - j0, kNegInf);
     }
     detail::transpose_lanes(col + j0);
     for (std::size_t i = 0; i < L; ++i) max = xsimd::max(max, col[j0 + i]);
@@ -127,9 +128,9 @@ bool double_group(const T* const z[], T* const p[], std::size_t n, double beta) 
     detail::transpose_lanes(e + j0);
     for (std::size_t i = 0; i < L; ++i) {
       if (j0 + L <= n) {
-        simd::store_batch(p[i] + j0, e[j0 + i]);
+        simd::store_batch(p + i * stride + j0, e[j0 + i]);
       } else {
-        simd::store_partial(p[i] + j0, n - j0, e[j0 + i]);
+        simd::store_partial(p + i * stride + j0, n - j0, e[j0 + i]);
       }
     }
   }
@@ -387,31 +388,24 @@ void float_columns_to_rows(const float columns[][kFloatLaneRows], float* const r
 
 namespace {
 
-// group(rows, outs) for the groups [first, last) of `rows` rows of n entries: group g holds rows
-// g G .. g G + G − 1, a last, partial group repeating row rows − 1. bad[g − first] = 1 where it
+// group(zg, pg, stride) for the groups [first, last) of `rows` rows of n entries: group g holds rows
+// g G .. g G + G − 1 (row i at zg + i·stride), a last, partial group copied into a local one whose
+// spare lanes repeat row rows − 1 (and its real rows copied back). bad[g − first] = 1 where it
 // returns false.
 template <class T, class Group>
 void for_groups(const T* z, T* p, std::size_t rows, std::size_t n, std::size_t first, std::size_t last,
                 unsigned char* bad, Group&& group) {
   constexpr std::size_t G = kLaneRowsOf<T>;
   for (std::size_t g = first; g < last; ++g) {
-    const T* zr[G];
-    T* pr[G];
     if (g * G + G <= rows) {
-      const T* zg = z + g * G * n;
-      T* pg = p + g * G * n;
-      for (std::size_t i = 0; i < G; ++i) {
-        zr[i] = zg + i * n;
-        pr[i] = pg + i * n;
-      }
-    } else {
-      for (std::size_t i = 0; i < G; ++i) {
-        const std::size_t r = std::min(g * G + i, rows - 1);
-        zr[i] = z + r * n;
-        pr[i] = p + r * n;
-      }
+      bad[g - first] = group(z + g * G * n, p + g * G * n, n) ? 0 : 1;
+      continue;
     }
-    bad[g - first] = group(zr, pr) ? 0 : 1;
+    alignas(64) T zb[G * kLaneRowLongest], pb[G * kLaneRowLongest];
+    const std::size_t count = rows - g * G;
+    for (std::size_t i = 0; i < G; ++i) std::copy_n(z + (g * G + std::min(i, count - 1)) * n, n, zb + i * n);
+    bad[g - first] = group(zb, pb, n) ? 0 : 1;
+    std::copy_n(pb, count * n, p + g * G * n);
   }
 }
 
@@ -420,27 +414,14 @@ void for_groups(const T* z, T* p, std::size_t rows, std::size_t n, std::size_t f
 template <std::size_t C>
 void float_groups(const float* z, float* p, std::size_t rows, std::size_t n, std::size_t first, std::size_t last,
                   double beta, bool adaptive, unsigned char* bad) {
-  constexpr std::size_t G = kFloatLaneRows;
   FloatScales fixed{};
   if (!adaptive && !float_scales(beta * sharp::simd::kLog2e, fixed)) {
     std::fill(bad, bad + (last - first), 1);
     return;
   }
-  auto group = [&](const float* zg, float* pg, std::size_t stride) {
+  for_groups(z, p, rows, n, first, last, bad, [&](const float* zg, float* pg, std::size_t stride) {
     return adaptive ? float_group<C, true>(zg, pg, stride, n, fixed) : float_group<C, false>(zg, pg, stride, n, fixed);
-  };
-  for (std::size_t g = first; g < last; ++g) {
-    if (g * G + G <= rows) {
-      bad[g - first] = group(z + g * G * n, p + g * G * n, n) ? 0 : 1;
-      continue;
-    }
-    // A last, partial group: its rows copied, the last repeated in the spare lanes, and back.
-    alignas(32) float zb[G * kLaneRowLongest], pb[G * kLaneRowLongest];
-    const std::size_t count = rows - g * G;
-    for (std::size_t i = 0; i < G; ++i) std::copy_n(z + (g * G + std::min(i, count - 1)) * n, n, zb + i * n);
-    bad[g - first] = group(zb, pb, n) ? 0 : 1;
-    std::copy_n(pb, count * n, p + g * G * n);
-  }
+  });
 }
 #endif
 
@@ -456,8 +437,8 @@ void softmax_lane_groups(const T* z, T* p, std::size_t rows, std::size_t n, std:
   if constexpr (sizeof(T) == sizeof(double)) {
     // Rows of up to 16 entries (the common short rows) with every loop unrolled; longer ones not.
     auto run = [&]<std::size_t kColumns, bool kAdaptive>() {
-      for_groups(z, p, rows, n, first, last, bad, [&](const T* const* zr, T* const* pr) {
-        return double_group<T, kColumns, kAdaptive>(zr, pr, n, beta);
+      for_groups(z, p, rows, n, first, last, bad, [&](const T* zg, T* pg, std::size_t stride) {
+        return double_group<T, kColumns, kAdaptive>(zg, pg, stride, n, beta);
       });
     };
     auto run_n = [&]<bool kAdaptive>() {
