@@ -20,8 +20,11 @@
 // same float columns widened, the exp to 12 digits, the log and beta's polynomial on lanes; then the
 // weights at that beta in float lanes.
 //
-// Compiled once, in the x86-64-v3 baseline (not per dispatched ISA): the bits do not depend on the
-// node's ISA. Rows beyond the float lanes' range (|max·beta·log2 e| ≥ 2^17, or beta log2 e outside
+// The double kernel is compiled once, in the x86-64-v3 baseline. The float kernel
+// (float_lane_groups.hpp) is compiled twice, at x86-64-v3 and at x86-64-v4, from the same 256-bit
+// source, and chosen at start-up (core/simd_isa.hpp, SHARP_SIMD): at x86-64-v4 the compiler has 32
+// vector registers, so a 16-entry row's 16 columns no longer spill. Same operations per lane in
+// both: the same bits (tests/unit/test_softmax_lanes_isa.cpp). Rows beyond the float lanes' range (|max·beta·log2 e| ≥ 2^17, or beta log2 e outside
 // [2^-100, 2^100]) mark their group bad, and go row by row (double lanes) like bad rows.
 #include <cstddef>
 
@@ -53,6 +56,17 @@ inline constexpr std::size_t kLaneRowMax = 0;
 template <class T>
 void softmax_lane_groups(const T* z, T* p, std::size_t rows, std::size_t n, std::size_t first, std::size_t last,
                          double beta, bool adaptive, unsigned char* bad);
+
+// The float kernel's two builds (softmax_lanes_avx2.cpp, softmax_lanes_avx512.cpp; the second runs only
+// where the CPU has AVX-512): softmax_lane_groups<float> for 0 < n <= kLaneRowLongest.
+namespace isa_avx2 {
+void float_lane_groups(const float* z, float* p, std::size_t rows, std::size_t n, std::size_t first,
+                       std::size_t last, double beta, bool adaptive, unsigned char* bad);
+}
+namespace isa_avx512 {
+void float_lane_groups(const float* z, float* p, std::size_t rows, std::size_t n, std::size_t first,
+                       std::size_t last, double beta, bool adaptive, unsigned char* bad);
+}
 
 namespace detail {
 // Transposes kLaneRows x kLaneRows doubles in place (rows[i] lane j <-> rows[j] lane i): shuffles on
