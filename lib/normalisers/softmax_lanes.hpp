@@ -24,7 +24,10 @@
 // (float_lane_groups.hpp) is compiled twice, at x86-64-v3 and at x86-64-v4, from the same 256-bit
 // source, and chosen at start-up (core/simd_isa.hpp, SHARP_SIMD): at x86-64-v4 the compiler has 32
 // vector registers, so a 16-entry row's 16 columns no longer spill. Same operations per lane in
-// both: the same bits (tests/unit/test_softmax_lanes_isa.cpp). Rows beyond the float lanes' range (|max·beta·log2 e| ≥ 2^17, or beta log2 e outside
+// both: the same bits (tests/unit/test_softmax_lanes_isa.cpp). Measured at 16384x16, 1 thread
+// (docs/architecture.md#benchmarks): softmax float 0.128–0.132 ms at x86-64-v4 against
+// 0.142–0.150 ms at x86-64-v3, about 38% of its limit (50% needs ~71 instructions per row); the
+// adaptive float rows (0.38–0.40 ms) are bound by their entropy pass in double lanes, not registers. Rows beyond the float lanes' range (|max·beta·log2 e| ≥ 2^17, or beta log2 e outside
 // [2^-100, 2^100]) mark their group bad, and go row by row (double lanes) like bad rows.
 #include <cstddef>
 
