@@ -1,14 +1,16 @@
 #pragma once
-// The float lane-group kernel of normalisers/softmax_lanes.hpp (8 float rows per group in ymm
-// registers), for softmax_lanes_avx2.cpp (x86-64-v3) and softmax_lanes_avx512.cpp (x86-64-v4),
+// The lane-group kernels of normalisers/softmax_lanes.hpp (8 float rows or 4 double rows per group
+// in ymm registers), for softmax_lanes_avx2.cpp (x86-64-v3) and softmax_lanes_avx512.cpp (x86-64-v4),
 // chosen at start-up like the block kernels (core/simd_isa.hpp). Both builds are the same source:
 // 256-bit intrinsics and xsimd's AVX2 batches, explicit fmas, -ffp-contract=off (CMakeLists.txt);
 // x86-64-v4 only gives the compiler 32 vector registers instead of 16, so a 16-entry row's 16
 // columns and the kernel's constants stay in registers (no spills). Same operations per lane, so
 // the same bits (tests/unit/test_softmax_lanes_isa.cpp).
 //
-// Internal linkage (unnamed namespace) and float_group flattened (every helper it calls inlined):
-// no function compiled for x86-64-v4 can be picked by the linker for the AVX2 path.
+// Internal linkage (unnamed namespace) and float_group, double_group flattened (every helper they
+// call inlined): the x86-64-v4 object defines only isa_avx512::float_lane_groups and
+// double_lane_groups, and, weak, the trivial destructor of sharp::NumericError (no vector code;
+// OnlineSoftmax::entropy throws it), so no AVX-512 instruction can be linked into the AVX2 path.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -19,7 +21,9 @@
 #include <xsimd/xsimd.hpp>
 
 #include "core/simd_exp.hpp"
+#include "core/online_softmax.hpp"
 #include "core/simd_exp_float.hpp"
+#include "normalisers/adaptive_temperature.hpp"
 #include "normalisers/softmax_lanes.hpp"
 
 namespace sharp::norm::lane_kernels {
@@ -28,13 +32,12 @@ namespace {
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
 // group(zg, pg, stride) for the groups [first, last) of `rows` rows of n entries: group g holds rows
-// g G .. g G + G − 1 (row i at zg + i·stride), a last, partial group copied into a local one whose
+// g G .. g G + G − 1 (G rows per group; row i at zg + i·stride), a last, partial group copied into a local one whose
 // spare lanes repeat row rows − 1 (and its real rows copied back). bad[g − first] = 1 where it
 // returns false.
-template <class T, class Group>
+template <std::size_t G, class T, class Group>
 void for_groups(const T* z, T* p, std::size_t rows, std::size_t n, std::size_t first, std::size_t last,
                 unsigned char* bad, Group&& group) {
-  constexpr std::size_t G = kLaneRowsOf<T>;
   for (std::size_t g = first; g < last; ++g) {
     if (g * G + G <= rows) {
       bad[g - first] = group(z + g * G * n, p + g * G * n, n) ? 0 : 1;
@@ -272,7 +275,7 @@ void float_groups(const float* z, float* p, std::size_t rows, std::size_t n, std
     std::fill(bad, bad + (last - first), 1);
     return;
   }
-  for_groups(z, p, rows, n, first, last, bad, [&](const float* zg, float* pg, std::size_t stride) {
+  for_groups<kFloatLaneRows>(z, p, rows, n, first, last, bad, [&](const float* zg, float* pg, std::size_t stride) {
     return adaptive ? float_group<C, true>(zg, pg, stride, n, fixed) : float_group<C, false>(zg, pg, stride, n, fixed);
   });
 }
@@ -292,6 +295,148 @@ inline void float_lane_groups(const float* z, float* p, std::size_t rows, std::s
   }
 }
 
+// --- Double lanes: 4 rows per group in ymm registers -----------------------------------------------
+
+using BD4 = xsimd::batch<double, xsimd::fma3<xsimd::avx2>>;
+// 4 double lanes in both builds (kLaneRows, the baseline's xsimd batch; xsimd's default batch in the
+// x86-64-v4 build would hold 8).
+constexpr std::size_t kDoubleLanes = 4;
+
+inline BD4 load4(const double* x) { return BD4::load_unaligned(x); }
+inline BD4 load4(const float* x) { return BD4(_mm256_cvtps_pd(_mm_loadu_ps(x))); }
+inline void store4(double* y, BD4 v) { v.store_unaligned(y); }
+inline void store4(float* y, BD4 v) { _mm_storeu_ps(y, _mm256_cvtpd_ps(v)); }
+// The last count < 4 entries, padded with `fill`, and back.
+template <class T>
+inline BD4 load_partial4(const T* x, std::size_t count, double fill) {
+  alignas(32) double lane[4];
+  for (std::size_t i = 0; i < 4; ++i) lane[i] = i < count ? static_cast<double>(x[i]) : fill;
+  return BD4::load_aligned(lane);
+}
+template <class T>
+inline void store_partial4(T* y, std::size_t count, BD4 v) {
+  alignas(32) double lane[4];
+  v.store_aligned(lane);
+  for (std::size_t i = 0; i < count; ++i) y[i] = static_cast<T>(lane[i]);
+}
+
+// 4x4 doubles in place (rows[i] lane j <-> rows[j] lane i).
+inline void transpose4(BD4 rows[]) {
+  const __m256d t0 = _mm256_unpacklo_pd(rows[0], rows[1]);   // r0[0] r1[0] r0[2] r1[2]
+  const __m256d t1 = _mm256_unpackhi_pd(rows[0], rows[1]);   // r0[1] r1[1] r0[3] r1[3]
+  const __m256d t2 = _mm256_unpacklo_pd(rows[2], rows[3]);
+  const __m256d t3 = _mm256_unpackhi_pd(rows[2], rows[3]);
+  rows[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+  rows[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+  rows[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
+  rows[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
+}
+
+// The terms 2^y, y = max(kExp2Zero, (x - max) beta log2 e), of every column (lane = row), and their
+// sums (the weighted one with kWeighted): the same operations per lane as narrow_row in
+// softmax_kernels.cpp, summed in column order. kColumns: the column count when fixed (loops
+// unrolled), else 0 and `columns`.
+template <std::size_t kColumns, bool kWeighted>
+void lane_terms(const BD4* col, BD4* e, std::size_t columns, BD4 max, BD4 scale,
+                BD4& sum, BD4& weighted) {
+  const BD4 lowest(sharp::simd::kExp2Zero);
+  BD4 s(0.0), t(0.0);
+  const std::size_t count = kColumns ? kColumns : columns;
+#pragma GCC unroll 16
+  for (std::size_t j = 0; j < count; ++j) {
+    const BD4 y = xsimd::max(lowest, (col[j] - max) * scale);
+    e[j] = sharp::simd::exp2_in_range(y);
+    s += e[j];
+    if constexpr (kWeighted) t = xsimd::fma(y, e[j], t);
+  }
+  sum = s;
+  weighted = t;
+}
+
+// kDoubleLanes rows in double lanes (float rows widened), row i at z + i·stride and p + i·stride:
+// p_i = softmax(beta z_i), or with kAdaptive at each row's adaptive beta. False if a row is bad.
+// kColumns: n rounded up to whole chunks of kDoubleLanes columns when fixed (every loop unrolled), else 0.
+template <class T, std::size_t kColumns, bool kAdaptive>
+__attribute__((flatten)) bool double_group(const T* z, T* p, std::size_t stride, std::size_t n, double beta) {
+  constexpr std::size_t L = 4;
+  if (n > kLaneRowLongest) return false;
+  const std::size_t columns = kColumns ? kColumns : (n + L - 1) / L * L;   // padded with -inf: weight exactly 0
+  alignas(64) BD4 col[kLaneRowLongest + L], e[kLaneRowLongest + L];
+  BD4 max(kNegInf);
+#pragma GCC unroll 16
+  for (std::size_t j0 = 0; j0 < columns; j0 += L) {
+    for (std::size_t i = 0; i < L; ++i) {
+      const T* row = z + i * stride + j0;
+      col[j0 + i] = j0 + L <= n ? load4(row) : load_partial4(row, n - j0, kNegInf);
+    }
+    transpose4(col + j0);
+    for (std::size_t i = 0; i < L; ++i) max = xsimd::max(max, col[j0 + i]);
+  }
+  // A NaN or +inf logit, or an all-masked row (-inf - -inf), makes its lane's sums NaN.
+  BD4 sum, weighted;
+  lane_terms<kColumns, kAdaptive>(col, e, columns, max, BD4(beta * sharp::simd::kLog2e), sum, weighted);
+  if (xsimd::any(xsimd::isnan(sum) || xsimd::isnan(weighted) || max == BD4(kNegInf))) return false;
+  if constexpr (kAdaptive) {
+    alignas(64) double m[L], s[L], t[L], b[L];
+    max.store_aligned(m);
+    sum.store_aligned(s);
+    weighted.store_aligned(t);
+    bool any_sharper = false;
+    for (std::size_t i = 0; i < L; ++i) {
+      // Lane i's row at beta = 1: sums of 2^y, y = (z - max) log2 e, i.e. base 2 with scale log2 e.
+      const OnlineSoftmax<ExpBase::Two> at_one{.shift = m[i], .max = m[i], .sum = s[i], .weighted = t[i]};
+      b[i] = adaptive_beta(at_one.entropy());
+      any_sharper = any_sharper || b[i] != 1.0;
+    }
+    // Rows whose beta is 1 get the same terms again (same scale, same operations).
+    if (any_sharper) {
+      lane_terms<kColumns, false>(col, e, columns, max, BD4::load_aligned(b) * BD4(sharp::simd::kLog2e), sum,
+                                  weighted);
+    }
+  }
+  const BD4 inv = BD4(1.0) / sum;
+#pragma GCC unroll 16
+  for (std::size_t j0 = 0; j0 < columns; j0 += L) {
+    for (std::size_t i = 0; i < L; ++i) e[j0 + i] *= inv;
+    transpose4(e + j0);
+    for (std::size_t i = 0; i < L; ++i) {
+      if (j0 + L <= n) {
+        store4(p + i * stride + j0, e[j0 + i]);
+      } else {
+        store_partial4(p + i * stride + j0, n - j0, e[j0 + i]);
+      }
+    }
+  }
+  return true;
+}
+
+
+// Rows of n doubles, 0 < n <= kLaneRowLongest, in groups of 4: see softmax_lane_groups.
+inline void double_lane_groups(const double* z, double* p, std::size_t rows, std::size_t n, std::size_t first,
+                               std::size_t last, double beta, bool adaptive, unsigned char* bad) {
+  using T = double;
+  // Rows of up to 16 entries (the common short rows) with every loop unrolled; longer ones not.
+  auto run = [&]<std::size_t kColumns, bool kAdaptive>() {
+    for_groups<kDoubleLanes>(z, p, rows, n, first, last, bad, [&](const T* zg, T* pg, std::size_t stride) {
+      return double_group<T, kColumns, kAdaptive>(zg, pg, stride, n, beta);
+    });
+  };
+  auto run_n = [&]<bool kAdaptive>() {
+    switch ((n + kDoubleLanes - 1) / kDoubleLanes) {
+      case 1: return run.template operator()<kDoubleLanes, kAdaptive>();
+      case 2: return run.template operator()<2 * kDoubleLanes, kAdaptive>();
+      case 3: return run.template operator()<3 * kDoubleLanes, kAdaptive>();
+      case 4: return run.template operator()<4 * kDoubleLanes, kAdaptive>();
+      default: return run.template operator()<0, kAdaptive>();
+    }
+  };
+  if (adaptive) {
+    run_n.template operator()<true>();
+  } else {
+    run_n.template operator()<false>();
+  }
+}
+
 }  // namespace
 }  // namespace sharp::norm::lane_kernels
 
@@ -300,5 +445,9 @@ inline void float_lane_groups(const float* z, float* p, std::size_t rows, std::s
   void float_lane_groups(const float* z, float* p, std::size_t rows, std::size_t n, std::size_t first,    \
                          std::size_t last, double beta, bool adaptive, unsigned char* bad) {              \
     lane_kernels::float_lane_groups(z, p, rows, n, first, last, beta, adaptive, bad);                     \
+  }                                                                                                       \
+  void double_lane_groups(const double* z, double* p, std::size_t rows, std::size_t n, std::size_t first,  \
+                          std::size_t last, double beta, bool adaptive, unsigned char* bad) {             \
+    lane_kernels::double_lane_groups(z, p, rows, n, first, last, beta, adaptive, bad);                    \
   }                                                                                                       \
   }

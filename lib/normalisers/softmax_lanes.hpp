@@ -20,14 +20,16 @@
 // same float columns widened, the exp to 12 digits, the log and beta's polynomial on lanes; then the
 // weights at that beta in float lanes.
 //
-// The double kernel is compiled once, in the x86-64-v3 baseline. The float kernel
-// (float_lane_groups.hpp) is compiled twice, at x86-64-v3 and at x86-64-v4, from the same 256-bit
-// source, and chosen at start-up (core/simd_isa.hpp, SHARP_SIMD): at x86-64-v4 the compiler has 32
-// vector registers, so a 16-entry row's 16 columns no longer spill. Same operations per lane in
-// both: the same bits (tests/unit/test_softmax_lanes_isa.cpp). Measured at 16384x16, 1 thread
-// (docs/architecture.md#benchmarks): softmax float 0.128–0.132 ms at x86-64-v4 against
-// 0.142–0.150 ms at x86-64-v3, about 38% of its limit (50% needs ~71 instructions per row); the
-// adaptive float rows (0.38–0.40 ms) are bound by their entropy pass in double lanes, not registers. Rows beyond the float lanes' range (|max·beta·log2 e| ≥ 2^17, or beta log2 e outside
+// Both kernels (float_lane_groups.hpp) are compiled twice, at x86-64-v3 and at x86-64-v4, from the
+// same 256-bit source, and chosen at start-up (core/simd_isa.hpp, SHARP_SIMD): at x86-64-v4 the
+// compiler has 32 vector registers, so a 16-entry row's 16 columns no longer spill. Same operations
+// per lane in both: the same bits (tests/unit/test_softmax_lanes_isa.cpp). Measured at 16384x16,
+// 1 thread (docs/architecture.md#benchmarks): softmax float 0.128–0.132 ms at x86-64-v4 against
+// 0.142–0.150 ms at x86-64-v3, about 38% of its limit (50% needs ~71 instructions per row); softmax
+// double 0.200–0.205 ms against 0.217–0.232 ms (49–50%); the adaptive rows are bound by their
+// entropy pass, not registers (float 0.38–0.40 ms; double 0.50–0.51 ms against 0.53–0.61 ms).
+//
+// Float rows beyond the float lanes' range (|max·beta·log2 e| ≥ 2^17, or beta log2 e outside
 // [2^-100, 2^100]) mark their group bad, and go row by row (double lanes) like bad rows.
 #include <cstddef>
 
@@ -65,10 +67,14 @@ void softmax_lane_groups(const T* z, T* p, std::size_t rows, std::size_t n, std:
 namespace isa_avx2 {
 void float_lane_groups(const float* z, float* p, std::size_t rows, std::size_t n, std::size_t first,
                        std::size_t last, double beta, bool adaptive, unsigned char* bad);
+void double_lane_groups(const double* z, double* p, std::size_t rows, std::size_t n, std::size_t first,
+                        std::size_t last, double beta, bool adaptive, unsigned char* bad);
 }
 namespace isa_avx512 {
 void float_lane_groups(const float* z, float* p, std::size_t rows, std::size_t n, std::size_t first,
                        std::size_t last, double beta, bool adaptive, unsigned char* bad);
+void double_lane_groups(const double* z, double* p, std::size_t rows, std::size_t n, std::size_t first,
+                        std::size_t last, double beta, bool adaptive, unsigned char* bad);
 }
 
 namespace detail {

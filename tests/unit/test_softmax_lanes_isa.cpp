@@ -1,5 +1,6 @@
-// The float lane-group kernel built for AVX2 and for AVX-512 (normalisers/float_lane_groups.hpp)
-// gives the same bits: the same rows through isa_avx2:: and isa_avx512::float_lane_groups, every
+// The lane-group kernels built for AVX2 and for AVX-512 (normalisers/float_lane_groups.hpp) give
+// the same bits: the same rows through isa_avx2:: and isa_avx512::float_lane_groups and
+// double_lane_groups, every
 // length 1..64, several betas and adaptive, masked entries, large offsets (near and beyond the float
 // lanes' range), a partial last group, and bad groups (all masked, NaN, +inf) flagged alike.
 // Skipped (with a message) on a CPU without AVX-512.
@@ -21,16 +22,24 @@ using namespace sharp::norm;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// rows x n logits (row-major, from doubles) through both builds, groups [0, ceil(rows / 8)): the
+// rows x n logits (row-major, from doubles) as T through both builds, groups [0, ceil(rows / G)): the
 // same bad flags, and where a group is good, the same bits of its rows. Returns the bad-group count.
-std::size_t expect_same(const std::vector<double>& logits, std::size_t rows, std::size_t n, double beta, bool adaptive,
-                        const std::string& what) {
-  const std::vector<float> z(logits.begin(), logits.end());
-  const std::size_t groups = (rows + kFloatLaneRows - 1) / kFloatLaneRows;
-  std::vector<float> p2(z.size(), -1.0f), p5(z.size(), -2.0f);
+template <class T>
+std::size_t expect_same_as(const std::vector<double>& logits, std::size_t rows, std::size_t n, double beta,
+                           bool adaptive, const std::string& what_rows) {
+  constexpr std::size_t G = kLaneRowsOf<T>;
+  const std::string what = what_rows + (sizeof(T) == 4 ? " float" : " double");
+  const std::vector<T> z(logits.begin(), logits.end());
+  const std::size_t groups = (rows + G - 1) / G;
+  std::vector<T> p2(z.size(), T(-1)), p5(z.size(), T(-2));
   std::vector<unsigned char> bad2(groups, 7), bad5(groups, 9);
-  isa_avx2::float_lane_groups(z.data(), p2.data(), rows, n, 0, groups, beta, adaptive, bad2.data());
-  isa_avx512::float_lane_groups(z.data(), p5.data(), rows, n, 0, groups, beta, adaptive, bad5.data());
+  if constexpr (sizeof(T) == 4) {
+    isa_avx2::float_lane_groups(z.data(), p2.data(), rows, n, 0, groups, beta, adaptive, bad2.data());
+    isa_avx512::float_lane_groups(z.data(), p5.data(), rows, n, 0, groups, beta, adaptive, bad5.data());
+  } else {
+    isa_avx2::double_lane_groups(z.data(), p2.data(), rows, n, 0, groups, beta, adaptive, bad2.data());
+    isa_avx512::double_lane_groups(z.data(), p5.data(), rows, n, 0, groups, beta, adaptive, bad5.data());
+  }
   std::size_t bad = 0;
   for (std::size_t g = 0; g < groups; ++g) {
     EXPECT_EQ(bad2[g], bad5[g]) << what << " group " << g;
@@ -38,11 +47,18 @@ std::size_t expect_same(const std::vector<double>& logits, std::size_t rows, std
       ++bad;
       continue;
     }
-    const std::size_t begin = g * kFloatLaneRows * n, end = std::min(rows, (g + 1) * kFloatLaneRows) * n;
-    EXPECT_EQ(std::memcmp(p2.data() + begin, p5.data() + begin, (end - begin) * sizeof(float)), 0)
-        << what << " group " << g;
+    const std::size_t begin = g * G * n, end = std::min(rows, (g + 1) * G) * n;
+    EXPECT_EQ(std::memcmp(p2.data() + begin, p5.data() + begin, (end - begin) * sizeof(T)), 0) << what << " group " << g;
   }
   return bad;
+}
+
+// Float rows: the bad-group count (float groups of 8); double rows checked alike (their groups of 4
+// are bad exactly where a row is bad, not for the float range).
+std::size_t expect_same(const std::vector<double>& logits, std::size_t rows, std::size_t n, double beta, bool adaptive,
+                        const std::string& what) {
+  expect_same_as<double>(logits, rows, n, beta, adaptive, what);
+  return expect_same_as<float>(logits, rows, n, beta, adaptive, what);
 }
 
 #define SKIP_WITHOUT_AVX512() \
