@@ -28,15 +28,12 @@ void transpose_lanes_by_lane(simd::batch_d rows[]) {
 }
 
 void transpose_lanes(simd::batch_d rows[]) {
-#if defined(__AVX__) && !defined(__AVX512F__)
-  const __m256d t0 = _mm256_unpacklo_pd(rows[0], rows[1]);   // r0[0] r1[0] r0[2] r1[2]
-  const __m256d t1 = _mm256_unpackhi_pd(rows[0], rows[1]);   // r0[1] r1[1] r0[3] r1[3]
-  const __m256d t2 = _mm256_unpacklo_pd(rows[2], rows[3]);
-  const __m256d t3 = _mm256_unpackhi_pd(rows[2], rows[3]);
-  rows[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
-  rows[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
-  rows[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
-  rows[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
+#if defined(__AVX2__) && !defined(__AVX512F__)
+  // The kernels' own shuffles (float_lane_groups.hpp), so the test of this function tests them.
+  lane_kernels::BD4 r[kLaneRows];
+  for (std::size_t i = 0; i < kLaneRows; ++i) r[i] = lane_kernels::BD4(static_cast<__m256d>(rows[i]));
+  lane_kernels::transpose4(r);
+  for (std::size_t i = 0; i < kLaneRows; ++i) rows[i] = simd::batch_d(static_cast<__m256d>(r[i]));
 #else
   transpose_lanes_by_lane(rows);
 #endif
@@ -52,17 +49,6 @@ void float_columns_to_rows_by_lane(const float columns[][kFloatLaneRows], float*
     for (std::size_t j = 0; j < kFloatLaneRows; ++j) rows[i][j] = columns[j][i];
 }
 
-}  // namespace detail
-
-namespace {
-
-using simd::batch_d;
-constexpr double kNegInf = -std::numeric_limits<double>::infinity();
-
-}  // namespace
-
-namespace detail {
-
 void float_rows_to_columns(const float* const rows[], float columns[][kFloatLaneRows]) {
   __m256 col[8];
   lane_kernels::load_columns([&](int i) { return rows[i]; }, col);
@@ -74,7 +60,6 @@ void float_columns_to_rows(const float columns[][kFloatLaneRows], float* const r
   for (std::size_t j = 0; j < 8; ++j) col[j] = _mm256_loadu_ps(columns[j]);
   lane_kernels::store_columns(col, [&](int i) { return rows[i]; });
 }
-
 
 }  // namespace detail
 

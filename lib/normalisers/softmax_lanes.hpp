@@ -78,8 +78,9 @@ void double_lane_groups(const double* z, double* p, std::size_t rows, std::size_
 }
 
 namespace detail {
-// Transposes kLaneRows x kLaneRows doubles in place (rows[i] lane j <-> rows[j] lane i): shuffles on
-// AVX2, through memory one lane at a time elsewhere (the reference the shuffles are tested against).
+// Transposes kLaneRows x kLaneRows doubles in place (rows[i] lane j <-> rows[j] lane i): the double
+// lane kernels' shuffles on AVX2, through memory one lane at a time elsewhere (the reference the
+// shuffles are tested against).
 void transpose_lanes(simd::batch_d rows[]);
 void transpose_lanes_by_lane(simd::batch_d rows[]);
 // The float kernel's 8x8 moves: columns[j][i] = rows[i][j] (8 floats from each of 8 row pointers,
