@@ -352,20 +352,16 @@ constexpr std::size_t kFmaShiftMinLength = 256;
 
 template <class A, class T, bool kStore, FloatLanes kLanes>
 BlockResult with_shift(const T* z, T* p, std::size_t len, double beta, double shift) {
-  if constexpr (std::is_same_v<T, float> && kLanes == FloatLanes::kTwelveDigits) {
-    if (len >= kFmaShiftMinLength && std::fabs(shift * (beta * sharp::simd::kLog2e)) <= 0x1p50) {
-      return double_pass<A, T, kStore, true, true>(z, p, len, beta, shift);
-    }
-    return double_pass<A, T, kStore, false, true>(z, p, len, beta, shift);
-  }
-  if constexpr (std::is_same_v<T, float> && kLanes != FloatLanes::kTwelveDigits) {
+  // Float rows: float lanes where they apply, else double lanes (to 12 digits for kTwelveDigits).
+  constexpr bool kTwelveDigits = std::is_same_v<T, float> && kLanes == FloatLanes::kTwelveDigits;
+  if constexpr (std::is_same_v<T, float> && !kTwelveDigits) {
     BlockResult out;
     if (float_lanes_pass<A, kStore, kLanes == FloatLanes::kWeighted>(z, p, len, beta, shift, out)) return out;
   }
   if (len >= kFmaShiftMinLength && std::fabs(shift * (beta * sharp::simd::kLog2e)) <= 0x1p50) {
-    return double_pass<A, T, kStore, true>(z, p, len, beta, shift);
+    return double_pass<A, T, kStore, true, kTwelveDigits>(z, p, len, beta, shift);
   }
-  return double_pass<A, T, kStore, false>(z, p, len, beta, shift);
+  return double_pass<A, T, kStore, false, kTwelveDigits>(z, p, len, beta, shift);
 }
 
 // The reference point's estimate: the max of the first 16 entries (the same entries at every width).
