@@ -20,7 +20,7 @@
 // same float columns widened, the exp to 12 digits, the log and beta's polynomial on lanes; then the
 // weights at that beta in float lanes.
 //
-// Both kernels (float_lane_groups.hpp) are compiled twice, at x86-64-v3 and at x86-64-v4, from the
+// Both kernels (lane_group_kernels.hpp) are compiled twice, at x86-64-v3 and at x86-64-v4, from the
 // same 256-bit source, and chosen at start-up (core/simd_isa.hpp, SHARP_SIMD): at x86-64-v4 the
 // compiler has 32 vector registers, so a 16-entry row's 16 columns no longer spill. Same operations
 // per lane in both: the same bits (tests/unit/test_softmax_lanes_isa.cpp). Measured at 16384x16,
@@ -62,8 +62,8 @@ template <class T>
 void softmax_lane_groups(const T* z, T* p, std::size_t rows, std::size_t n, std::size_t first, std::size_t last,
                          double beta, bool adaptive, unsigned char* bad);
 
-// The float kernel's two builds (softmax_lanes_avx2.cpp, softmax_lanes_avx512.cpp; the second runs only
-// where the CPU has AVX-512): softmax_lane_groups<float> for 0 < n <= kLaneRowLongest.
+// The kernels' two builds (softmax_lanes_avx2.cpp, softmax_lanes_avx512.cpp; the second runs only
+// where the CPU has AVX-512): softmax_lane_groups<float> and <double> for 0 < n <= kLaneRowLongest.
 namespace isa_avx2 {
 void float_lane_groups(const float* z, float* p, std::size_t rows, std::size_t n, std::size_t first,
                        std::size_t last, double beta, bool adaptive, unsigned char* bad);

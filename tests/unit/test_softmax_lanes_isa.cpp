@@ -1,4 +1,4 @@
-// The lane-group kernels built for AVX2 and for AVX-512 (normalisers/float_lane_groups.hpp) give
+// The lane-group kernels built for AVX2 and for AVX-512 (normalisers/lane_group_kernels.hpp) give
 // the same bits: the same rows through isa_avx2:: and isa_avx512::float_lane_groups and
 // double_lane_groups, every
 // length 1..64, several betas and adaptive, masked entries, large offsets (near and beyond the float

@@ -440,7 +440,7 @@ inline void double_lane_groups(const double* z, double* p, std::size_t rows, std
 }  // namespace
 }  // namespace sharp::norm::lane_kernels
 
-#define SHARP_DEFINE_FLOAT_LANE_GROUPS(NAMESPACE)                                                          \
+#define SHARP_DEFINE_LANE_GROUP_KERNELS(NAMESPACE)                                                        \
   namespace sharp::norm::NAMESPACE {                                                                      \
   void float_lane_groups(const float* z, float* p, std::size_t rows, std::size_t n, std::size_t first,    \
                          std::size_t last, double beta, bool adaptive, unsigned char* bad) {              \
