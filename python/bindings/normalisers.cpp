@@ -10,6 +10,7 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -45,6 +46,18 @@ std::shared_ptr<const Normaliser> normaliser_for(const std::string& spec) {
   return made;
 }
 
+// Releases the GIL for work worth it (a release and reacquisition cost about a microsecond, the
+// time of a whole call on a few short rows).
+class ReleaseGilFor {
+ public:
+  explicit ReleaseGilFor(std::size_t logits) {
+    if (logits >= 4096) released_.emplace();
+  }
+
+ private:
+  std::optional<py::gil_scoped_release> released_;
+};
+
 // rows x n of an array whose last axis holds the rows. A zero-length axis is refused as the CLI
 // refuses an empty line (line 1: the first row).
 template <class T>
@@ -75,7 +88,7 @@ CArray<T> forward(const CArray<T>& z, const std::string& spec) {
   const T* zp = z.data();
   T* pp = p.mutable_data();
   {
-    py::gil_scoped_release released;
+    ReleaseGilFor released(rows * n);
     with_cli_errors(zp, rows, n, [&] { nz->forward(zp, pp, rows, n); });
   }
   return p;
@@ -98,7 +111,7 @@ std::pair<CArray<T>, CArray<double>> backward(const CArray<T>& z, const CArray<T
   T* gz = grad_z.mutable_data();
   double* gp = grad_params.mutable_data();
   {
-    py::gil_scoped_release released;
+    ReleaseGilFor released(rows * n);
     with_cli_errors(zp, rows, n, [&] { nz->backward(zp, pp, vp, gz, np ? gp : nullptr, rows, n); });
   }
   return {grad_z, grad_params};
@@ -112,7 +125,7 @@ CArray<double> per_row(const CArray<T>& z, Fn&& fn) {
   const T* zp = z.data();
   double* op = out.mutable_data();
   {
-    py::gil_scoped_release released;
+    ReleaseGilFor released(rows * n);
     for (std::size_t r = 0; r < rows; ++r) op[r] = fn(zp + r * n, n);
   }
   return out;

@@ -41,6 +41,9 @@ _KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 def _rows(x, axis: int, dtype=None) -> tuple:
     """(x as a C-contiguous float32/float64 array whose last axis is `axis`, that axis's index in x).
     No copy when x already is such an array with axis last; otherwise exactly one."""
+    if (type(x) is np.ndarray and x.dtype in _KERNEL_DTYPES and (dtype is None or x.dtype == dtype)
+            and x.flags.c_contiguous and x.ndim and axis in (-1, x.ndim - 1)):
+        return x, axis   # the common case, first: a call on a few short rows takes microseconds
     a = np.asarray(x)
     if dtype is None:
         dtype = a.dtype if a.dtype in _KERNEL_DTYPES else np.dtype(np.float64)
