@@ -39,17 +39,10 @@ _decode = _results.decode
 
 
 @dataclasses.dataclass(frozen=True)
-class Result:
-    """One merged result file. P = number of points; every params/metrics array has length P
-    along its first axis, in the file's point order (row i belongs to ids[i])."""
-
-    path: str
-    attrs: dict  # root attributes, str / int / float
-    config: str  # canonical config text, lines "key = value"
-    ids: list  # [P] point ids, 16 hex chars each
-    params: dict  # name -> [P] array (float64, int64 or str)
-    metrics: dict  # name -> [P, ...] array (float64 or int64)
-    timing: dict  # name -> [P] array (wall_seconds, peak_rss_bytes)
+class Result(_results.Points):
+    """One merged result file: the /points table of sharp.results.Points (path, attrs, config, ids,
+    params, metrics, timing; every column [P] in the file's point order, row i belongs to ids[i]),
+    with what the figures ask of it."""
 
     @property
     def experiment(self) -> str:
@@ -141,9 +134,7 @@ def load_result(path: str | os.PathLike, experiment: str | None = None) -> Resul
     """Read a merged "sharp/1" result file. Raises ResultFileError for a missing file, a non-HDF5
     file, a file without root attribute complete == 1, another schema, or (when `experiment` is
     given) another experiment, and for files whose /points layout is malformed."""
-    t = _results.read_points(path, experiment)
-    return Result(path=t.path, attrs=t.attrs, config=t.config, ids=t.ids, params=t.params,
-                  metrics=t.metrics, timing=t.timing)
+    return Result(**vars(_results.read_points(path, experiment)))
 
 
 # --------------------------------------------------------------------------------------------
