@@ -8,8 +8,10 @@ torch.softmax where PyTorch is installed) and against the C++ benchmark of the s
   rate as a share of the C++ benchmark's (target >= 90% for large rows, docs/architecture.md#benchmarks).
 
 numpy's softmax is the usual three lines in the array's dtype; its adaptive temperature is the
-reference implementation of tests/reference (float64). Times are wall-clock, the best of
-interleaved repetitions (a shared machine only ever adds time). Reported, never asserted.
+reference implementation of tests/reference (float64). Times are the calling thread's CPU time
+(everything runs on it: 1 thread), for the module and for the C++ benchmark alike (its cpu_time),
+so that other processes on a shared machine do not count; the best of interleaved repetitions.
+Reported, never asserted.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/python_normalise.py --bin build/bin
 (scripts/bench_python.sh, part of `make bench`, runs it so.)
@@ -59,43 +61,33 @@ def candidates(spec, z):
 
 
 def best_times(cases, repeats, min_seconds):
-    """Best time per call of each case, repetitions randomly interleaved."""
+    """Best CPU time per call of each case (this thread's), repetitions randomly interleaved."""
     order = [key for key in cases for _ in range(repeats)]
     random.Random(1).shuffle(order)
     best = {key: float("inf") for key in cases}
     for key in order:
         fn = cases[key]
         fn()   # warm: first-touch pages, caches
-        calls, start = 0, time.perf_counter()
+        calls, start = 0, time.thread_time()
         while True:
             fn()
             calls += 1
-            elapsed = time.perf_counter() - start
+            elapsed = time.thread_time() - start
             if elapsed >= min_seconds:
                 break
         best[key] = min(best[key], elapsed / calls)
     return best
 
 
-def cpp_times(bin_dir, repeats):
-    """{(spec, rows, n, type): seconds} from sharp-bench-normalisers, 1 thread."""
-    pattern = "^forward/(softmax|adaptive)/(1024x1024|16384x16)/(float|double)/threads:1/"
+def cpp_time(bin_dir, spec, rows, n, dtype, min_seconds):
+    """The C++ benchmark's CPU time per call of forward/<spec>/<rows>x<n>/<dtype>/threads:1."""
+    pattern = f"^forward/{spec}/{rows}x{n}/{dtype}/threads:1/"
     with tempfile.NamedTemporaryFile(suffix=".json") as report:
         subprocess.run([os.path.join(bin_dir, "sharp-bench-normalisers"), f"--benchmark_filter={pattern}",
-                        f"--benchmark_repetitions={repeats}", "--benchmark_min_time=0.2",
-                        "--benchmark_enable_random_interleaving=true", f"--benchmark_out={report.name}",
+                        f"--benchmark_min_time={min_seconds}", f"--benchmark_out={report.name}",
                         "--benchmark_out_format=json"], capture_output=True, text=True, check=True)
-        benchmarks = json.load(open(report.name))["benchmarks"]
-    scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
-    out = {}
-    for b in benchmarks:
-        if b.get("run_type") != "iteration":
-            continue
-        _, spec, shape, dtype = b["run_name"].split("/")[:4]
-        rows, n = map(int, shape.split("x"))
-        key = (spec, rows, n, dtype)
-        out[key] = min(out.get(key, float("inf")), b["real_time"] * scale[b["time_unit"]])
-    return out
+        (b,) = [b for b in json.load(open(report.name))["benchmarks"] if b.get("run_type") == "iteration"]
+    return b["cpu_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]]
 
 
 def main():
@@ -112,7 +104,7 @@ def main():
           f"PyTorch {torch.__version__ if torch is not None else 'not installed'}; best of {args.repeats}, "
           f"interleaved; load average at start {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print()
-    print("Call overhead: one call on one row of 16 logits (microseconds per call)")
+    print("Call overhead: one call on one row of 16 logits (microseconds of CPU per call)")
     print()
     print("| type | sharp.normalise softmax | sharp.normalise adaptive | numpy softmax | torch.softmax |")
     print("|---|---|---|---|---|")
@@ -129,24 +121,25 @@ def main():
         print(f"| {dtype} | {us(('sharp', 'softmax'))} | {us(('sharp', 'adaptive'))} | "
               f"{us(('numpy', 'softmax'))} | {us(('torch', 'softmax'))} |")
     print()
-    cpp = cpp_times(args.bin, args.repeats)
+    # Each case's C++ benchmark and Python calls alternate, round after round, and each keeps its
+    # best round: on a shared machine the two then see the same minutes, and a busy spell hits
+    # one round rather than one side of the comparison.
     rows_out = []
     for spec in SPECS:
         for rows, n in SHAPES:
             for dtype, np_type in TYPES.items():
                 z = (4 * rng.standard_normal((rows, n))).astype(np_type)
-                rows_out.append((spec, rows, n, dtype, z.nbytes, best_times(candidates(spec, z), args.repeats,
-                                                                             args.min_time)))
-    # The C++ benchmark before and after the module's runs, the better of the two: a busy spell
-    # on a shared machine then hits one of them, not the comparison.
-    after = cpp_times(args.bin, args.repeats)
-    cpp = {key: min(cpp[key], after.get(key, float("inf"))) for key in cpp}
-    print("Throughput (ms per call; GB/s counts the logits read and the probabilities written once)")
+                best, cpp = {}, float("inf")
+                for _ in range(args.repeats):
+                    cpp = min(cpp, cpp_time(args.bin, spec, rows, n, dtype, args.min_time))
+                    for key, seconds in best_times(candidates(spec, z), 1, args.min_time).items():
+                        best[key] = min(best.get(key, float("inf")), seconds)
+                rows_out.append((spec, rows, n, dtype, z.nbytes, cpp, best))
+    print("Throughput (ms of CPU per call; GB/s counts the logits read and the probabilities written once)")
     print()
     print("| kernel | shape | type | C++ bench ms | sharp.normalise ms | GB/s | of C++ | numpy ms | torch.softmax ms |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for spec, rows, n, dtype, nbytes, best in rows_out:
-        c = cpp.get((spec, rows, n, dtype), float("nan"))
+    for spec, rows, n, dtype, nbytes, c, best in rows_out:
         torch_ms = f"{best['torch'] * 1e3:.3f}" if "torch" in best else "n/a"
         print(f"| {spec} | {rows}x{n} | {dtype} | {c * 1e3:.3f} | {best['sharp'] * 1e3:.3f} | "
               f"{2 * nbytes / best['sharp'] / 1e9:.1f} | {c / best['sharp'] * 100:.0f}% | {best['numpy'] * 1e3:.3f} | "
