@@ -29,11 +29,16 @@ INCONCLUSIVE = "inconclusive"
 VERDICTS = (AGREES, DIFFERS, IDENTITY, ANALOGUE, INCONCLUSIVE, NOT_MEASURED)
 
 MIN_MODELS = 3      # an interval over fewer trained models decides nothing
+PRECISION_POINTS = 3.0  # accuracy and effect rows: the least half-width limit, in points
+REFIT_PRECISION = 0.1   # refit rows: the half-width limit as a fraction of the paper's value
 ALPHA = 0.05        # significance level of the p-value comparison
 
 RULES = [
-    (AGREES, f"Accuracies and other measured values: the paper's value lies in our 95% interval, "
-             f"a Student-t interval over trained models (at least {MIN_MODELS}). p-values: the "
+    (AGREES, f"Accuracies: the paper's value lies in our 95% interval, a Student-t interval over "
+             f"trained models (at least {MIN_MODELS}), and the interval's half-width is at most "
+             f"max({PRECISION_POINTS:g} points, half the paper's adaptive − softmax gap at that n) "
+             f"(an interval rule, not an equivalence test). Refitted polynomial: the same with a "
+             f"half-width of at most {100 * REFIT_PRECISION:g}% of the paper's value. p-values: the "
              f"paper's test and ours are both significant at {ALPHA} with the same sign of "
              f"adaptive − softmax, or both not significant. p-values are never compared by value. "
              f"CLRS-Text claims (our own small models, per algorithm: exact match of the final "
@@ -51,7 +56,8 @@ RULES = [
                "numerically); it is never called reproduced."),
     (ANALOGUE, "The paper measured Gemma 2B/7B, whose weights are not available offline; our "
                "number comes from small transformers of our own and is shown for scale only."),
-    (INCONCLUSIVE, f"Measured, but the rule cannot decide: fewer than {MIN_MODELS} trained models, "
+    (INCONCLUSIVE, f"Measured, but the rule cannot decide: the paper's value lies inside an "
+                   f"interval too wide for a verdict, fewer than {MIN_MODELS} trained models, "
                    f"an undefined test, a CLRS-Text claim between its agree and differ rules, "
                    f"or a file with nothing to judge."),
     (NOT_MEASURED, "The result file the claim needs is missing or was refused (see its section)."),
@@ -89,17 +95,33 @@ class Row:
         return self.high - self.low
 
 
+def precision_limit(n: int, floor: float = PRECISION_POINTS) -> float:
+    """The largest half-width (points) of an interval that may call an accuracy or effect at n
+    "agrees": max(floor, half the paper's adaptive − softmax gap at n), so that an interval which
+    agrees cannot hold both of the paper's values at once."""
+    gap = abs(mr.paper_value("adaptive", n) - mr.paper_value("softmax", n))
+    return max(floor, gap / 2)
+
+
 def interval_verdict(paper: float, low: float | None, high: float | None, models: int,
-                     unit: str = "") -> tuple:
-    """(verdict, why) for a measured value: AGREES when low ≤ paper ≤ high with ≥ MIN_MODELS
-    models, DIFFERS outside, INCONCLUSIVE with fewer models or no interval."""
+                     limit: float, unit: str = "", too_wide: str = "") -> tuple:
+    """(verdict, why) for a measured value and its 95% interval [low, high] over `models` models
+    (the interval rule, not an equivalence test): DIFFERS when the paper's value lies outside the
+    interval, whatever its width; AGREES inside when the half-width is at most `limit`;
+    INCONCLUSIVE otherwise (`too_wide` names why, default "interval ±X too wide for a verdict"),
+    and with fewer than MIN_MODELS models or no interval."""
     if low is None or high is None or math.isnan(low) or math.isnan(high):
         return INCONCLUSIVE, "no interval"
     if models < MIN_MODELS:
         return INCONCLUSIVE, f"{models} model(s); the rule needs ≥ {MIN_MODELS}"
-    inside = low <= paper <= high
-    return ((AGREES, f"the paper's {paper:g}{unit} lies inside our interval") if inside else
-            (DIFFERS, f"the paper's {paper:g}{unit} lies outside our interval"))
+    half = (high - low) / 2
+    if not low <= paper <= high:
+        return DIFFERS, f"the paper's {paper:g}{unit} lies outside our interval"
+    if half <= limit + 1e-9:
+        return AGREES, (f"the paper's {paper:g}{unit} lies inside our interval, half-width "
+                        f"±{half:.2g} ≤ {limit:.2g}")
+    return INCONCLUSIVE, (f"{too_wide or f'interval ±{half:.2g} too wide for a verdict'} "
+                          f"(limit ±{limit:.2g}); the paper's {paper:g}{unit} lies inside it")
 
 
 def p_value_verdict(paper_p: float, paper_difference: float, our_p: float,
@@ -151,9 +173,10 @@ def accuracy_rows(data: "mr.EvalMax | None", source: str, missing_why: str) -> l
                                           f"n = {n} with {x} not in the file", "%", source=source))
                 continue
             s = data.summary("correct", x, n)
+            verdict, why = interval_verdict(paper, 100 * s.low, 100 * s.high, s.models,
+                                            precision_limit(n), "%")
             # a t-interval of accuracies can pass 0% or 100%; no accuracy lies there
             low, high = max(0.0, 100 * s.low), min(100.0, 100 * s.high)
-            verdict, why = interval_verdict(paper, low, high, s.models, "%")
             rows.append(Row(TABLE, claim, MAX_ANCHOR, paper, 100 * s.mean, verdict, why, low,
                             high, "%", source=source, decimals=1))
     return rows
@@ -426,7 +449,8 @@ def refit_rows(fits: dict | None, source: str, missing_why: str) -> list:
                 continue
             mean, low, high = mr.t_interval(found)
             verdict, why = interval_verdict(paper, None if math.isnan(low) else low,
-                                            None if math.isnan(high) else high, len(found))
+                                            None if math.isnan(high) else high, len(found),
+                                            REFIT_PRECISION * paper)
             rows.append(Row(POLYNOMIAL, text, "refitting-the-polynomial", paper, mean, verdict,
                             why, None if math.isnan(low) else low,
                             None if math.isnan(high) else high, reconstructed=True,

@@ -196,6 +196,7 @@ def write_entropy_temperature(path, ns=(16, 256, 4096), laws=("uniform", "gaussi
 
 # ---- max retrieval (docs/science.md#max-retrieval): eval-max and fit-adaptive files
 
+PAPER_N = (16, 64, 256, 512, 1024, 2048, 4096, 16384)  # the paper's accuracy table, docs/science.md#published-numbers
 PAPER_COEFFICIENTS = (-0.037, 0.481, -2.3, 4.917, -1.791)  # docs/science.md#adaptive-temperature, highest degree first
 
 
@@ -290,6 +291,42 @@ def write_eval_max(path, ns=(16, 64, 256, 1024), train_seeds=(1, 2, 3), seeds=(1
     cols = {k: np.asarray(v, dtype=np.int64 if k.startswith("correct.") or k.startswith("train_")
                           else np.float64) for k, v in cols.items()}
     return write_result(path, "eval-max", grid, cols, arrays=arrays, attrs=attrs)
+
+
+def write_eval_max_exact(path, accuracy: dict, samples=200, ns=PAPER_N, train_n=16, attrs=None):
+    """An eval-max file whose models have exactly the given accuracies:
+    accuracy[(normaliser, train_seed)] = fraction (the same at every n, or a dict n -> fraction).
+    Per-sample 0/1 arrays are the first round(f·samples) sets right; softmax and adaptive are
+    then paired so that adaptive's right sets include softmax's."""
+    seeds = sorted({t for _, t in accuracy})
+    normalisers = sorted({x for x, _ in accuracy}, key=["softmax", "adaptive"].index)
+    grid, models = [], []
+    for t in seeds:
+        for n in ns:
+            grid.append(dict(checkpoint=f"train-max.h5#{t:016x}", n=int(n),
+                             normaliser="+".join(normalisers), samples=samples, chunk=512,
+                             map_samples=0, map_items=16, seed=1))
+            models.append(t)
+    cols, arrays = {"train_n": [], "train_seed": []}, {}
+    for index, (p, t) in enumerate(zip(grid, models)):
+        arrays[index] = {"labels": np.zeros(samples, dtype=np.int64)}
+        cols["train_n"].append(train_n)
+        cols["train_seed"].append(t)
+        for x in normalisers:
+            f = accuracy[(x, t)]
+            f = f[p["n"]] if isinstance(f, dict) else f
+            k = int(round(f * samples))
+            correct = (np.arange(samples) < k).astype(np.int64)
+            arrays[index].update({f"correct.{x}": correct, f"entropy.{x}": np.ones(samples),
+                                  f"weight_on_max.{x}": np.full(samples, 0.5),
+                                  f"beta.{x}": np.ones(samples)})
+            for name, value in (("accuracy", k / samples), ("correct", k), ("entropy", 1.0),
+                                ("weight_on_max", 0.5), ("beta", 1.0), ("ci_low", 0.0),
+                                ("ci_high", 1.0)):
+                cols.setdefault(f"{name}.{x}", []).append(value)
+    cols = {k: np.asarray(v, dtype=np.int64 if k.startswith(("correct.", "train_")) else float)
+            for k, v in cols.items()}
+    write_result(path, "eval-max", grid, cols, arrays=arrays, attrs=attrs)
 
 
 def write_fit_adaptive(path, train_seeds=(1, 2, 3), ns=(16, 64, 256, 1024), samples=24,

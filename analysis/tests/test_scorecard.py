@@ -1,0 +1,94 @@
+"""The scorecard's verdict rules (analysis/scorecard.py, docs/science.md#published-numbers), each
+with synthetic data that must give every verdict it can give, including the cases a hostile
+reading found: an interval too wide to decide, significance without an effect, models that learned
+nothing, a refit point beyond the data.
+"""
+import numpy as np
+
+import report
+import scorecard as sc
+import synthetic
+
+PAPER_N = synthetic.PAPER_N
+
+
+def scorecard_of(directory) -> list:
+    return report.build_scorecard(report.Inputs(str(directory)))
+
+
+def by_claim(rows, text):
+    found = [r for r in rows if r.claim == text]
+    assert len(found) == 1, f"{len(found)} rows named {text!r}"
+    return found[0]
+
+
+def paper_accuracy(x: str, shift: float = 0.0) -> dict:
+    """n -> the paper's accuracy of normaliser x as a fraction, moved by `shift` points."""
+    return {n: (v + shift) / 100 for n, v in zip(PAPER_N, sc.mr.PAPER_ACCURACY[x])}
+
+
+def eval_max_with(directory, at_16384: dict, samples=1000) -> None:
+    """Three models at the paper's accuracies ± 0.2 points everywhere, except at n = 16384 where
+    model i has at_16384[normaliser][i] (a fraction)."""
+    accuracy = {}
+    for i, t in enumerate((1, 2, 3)):
+        for x in ("softmax", "adaptive"):
+            cells = paper_accuracy(x, 0.2 * (i - 1))
+            cells[16384] = at_16384[x][i]
+            accuracy[(x, t)] = cells
+    synthetic.write_eval_max_exact(directory / "eval-max.h5", accuracy, samples=samples)
+
+
+# ---- 2. agreement needs precision
+
+
+def test_an_interval_too_wide_for_a_verdict_is_inconclusive_not_agreement(tmp_path):
+    # The hostile reading's case: 19.2, 11.5 and 15.0% at 16384 give [5.7, 24.8], which held both
+    # the paper's softmax 12.4 and its adaptive 14.0.
+    wide = (0.192, 0.115, 0.150)
+    eval_max_with(tmp_path, {"softmax": wide, "adaptive": wide})
+    rows = scorecard_of(tmp_path)
+    for x in ("softmax", "adaptive θ"):
+        row = by_claim(rows, f"{x} accuracy at n = 16384")
+        assert abs(row.low - 5.7) < 0.1 and abs(row.high - 24.8) < 0.1
+        assert row.verdict == sc.INCONCLUSIVE, (row.verdict, row.why)
+        assert "±9.6 too wide for a verdict" in row.why and "limit ±3" in row.why
+    # the other cells are precise (±0.5 points) and hold the paper's value: they agree
+    assert by_claim(rows, "softmax accuracy at n = 1024").verdict == sc.AGREES
+
+
+def test_a_precise_interval_agrees_inside_and_any_interval_differs_outside(tmp_path):
+    eval_max_with(tmp_path, {"softmax": (0.120, 0.124, 0.128), "adaptive": (0.30, 0.40, 0.35)})
+    rows = scorecard_of(tmp_path)
+    inside = by_claim(rows, "softmax accuracy at n = 16384")
+    assert inside.verdict == sc.AGREES and inside.high - inside.low < 6
+    # wide, but the paper's 14.0 lies outside it: a difference needs no precision
+    outside = by_claim(rows, "adaptive θ accuracy at n = 16384")
+    assert outside.verdict == sc.DIFFERS and outside.low > 14.0
+
+
+def test_the_precision_limit_is_three_points_or_half_the_papers_gap():
+    assert sc.precision_limit(16) == 3.0            # gap 0
+    assert sc.precision_limit(1024) == 3.0          # gap 3.9: half is 1.95
+    assert sc.precision_limit(1024, floor=1.0) == (57.7 - 53.8) / 2
+    verdict, why = sc.interval_verdict(50.0, 46.9, 53.1, 3, limit=3.0)
+    assert verdict == sc.INCONCLUSIVE and "±3.1" in why
+    assert sc.interval_verdict(50.0, 47.0, 53.0, 3, limit=3.0)[0] == sc.AGREES  # boundary
+    assert sc.interval_verdict(50.0, 47.0, 53.0, 2, limit=3.0)[0] == sc.INCONCLUSIVE
+    assert sc.interval_verdict(50.0, None, None, 5, limit=3.0)[0] == sc.INCONCLUSIVE
+
+
+def parabola(peak_h: float, peak_beta: float) -> np.ndarray:
+    """Coefficients (degree 4, highest first) of β(H) = peak_beta − (H − peak_h)²."""
+    return np.array([0.0, 0.0, -1.0, 2 * peak_h, peak_beta - peak_h ** 2])
+
+
+def test_refit_rows_need_an_interval_within_ten_percent_of_the_papers_value():
+    fits = {"coefficients": [(parabola(h, b), 9.0) for h, b in
+                             ((4.3, 2.0), (4.4, 2.4), (4.5, 2.8))]}
+    rows = {r.claim: r for r in sc.refit_rows(fits, "fit-adaptive.h5", "")}
+    peak_h = rows["peak of the refitted β(H) at H = (per-set β*)"]
+    assert peak_h.verdict == sc.AGREES and abs(peak_h.ours - 4.4) < 1e-9
+    # peak values 2.0, 2.4, 2.8: [1.4, 3.4] holds 2.421 but is ±1.0, beyond 10% of it
+    peak_beta = rows["peak value of the refitted β(H) (per-set β*)"]
+    assert peak_beta.verdict == sc.INCONCLUSIVE and "too wide" in peak_beta.why
