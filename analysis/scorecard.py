@@ -31,24 +31,25 @@ VERDICTS = (AGREES, DIFFERS, IDENTITY, ANALOGUE, INCONCLUSIVE, NOT_MEASURED)
 MIN_MODELS = 3      # an interval over fewer trained models decides nothing
 PRECISION_POINTS = 3.0  # accuracy and effect rows: the least half-width limit, in points
 REFIT_PRECISION = 0.1   # refit rows: the half-width limit as a fraction of the paper's value
-ALPHA = 0.05        # significance level of the p-value comparison
 
 RULES = [
     (AGREES, f"Accuracies: the paper's value lies in our 95% interval, a Student-t interval over "
              f"trained models (at least {MIN_MODELS}), and the interval's half-width is at most "
              f"max({PRECISION_POINTS:g} points, half the paper's adaptive − softmax gap at that n) "
              f"(an interval rule, not an equivalence test). Refitted polynomial: the same with a "
-             f"half-width of at most {100 * REFIT_PRECISION:g}% of the paper's value. p-values: the "
-             f"paper's test and ours are both significant at {ALPHA} with the same sign of "
-             f"adaptive − softmax, or both not significant. p-values are never compared by value. "
+             f"half-width of at most {100 * REFIT_PRECISION:g}% of the paper's value. The paper's "
+             f"paired t-tests are judged by their effect, adaptive − softmax in points: the "
+             f"paper's effect lies in our 95% t-interval of the paired per-model differences and "
+             f"the half-width meets the accuracy rows' limit; whether either test is significant "
+             f"never decides. "
              f"CLRS-Text claims (our own small models, per algorithm: exact match of the final "
              f"output pooled over seeds at lengths beyond training, Wilson 95% intervals): "
              f"adaptive trained in wins (its interval above softmax's) on more than half of the "
              f"algorithms; on the exceptions it wins on fewer than half; adaptive applied at "
              f"inference only to softmax-trained models wins on none."),
-    (DIFFERS, "The paper's value lies outside our interval; or exactly one of the two tests is "
-              "significant, or both are with opposite signs; or a closed-form claim does not "
-              "match its algebra, or a bound the paper proves is violated in our data (a bug). "
+    (DIFFERS, "The paper's value (or effect) lies outside our 95% interval, whatever the "
+              "interval's width; or a closed-form claim does not match its algebra, or a bound "
+              "the paper proves is violated in our data (a bug). "
               "CLRS-Text: softmax wins on at least half of the algorithms; adaptive wins on at "
               "least half of the exceptions; adaptive at inference only wins on more than half."),
     (IDENTITY, "A closed-form claim: it holds by algebra, so agreement shows nothing about the "
@@ -57,8 +58,8 @@ RULES = [
     (ANALOGUE, "The paper measured Gemma 2B/7B, whose weights are not available offline; our "
                "number comes from small transformers of our own and is shown for scale only."),
     (INCONCLUSIVE, f"Measured, but the rule cannot decide: the paper's value lies inside an "
-                   f"interval too wide for a verdict, fewer than {MIN_MODELS} trained models, "
-                   f"an undefined test, a CLRS-Text claim between its agree and differ rules, "
+                   f"interval too wide for a verdict (for an effect: underpowered), fewer than "
+                   f"{MIN_MODELS} trained models, no interval, a CLRS-Text claim between its agree and differ rules, "
                    f"or a file with nothing to judge."),
     (NOT_MEASURED, "The result file the claim needs is missing or was refused (see its section)."),
 ]
@@ -124,22 +125,14 @@ def interval_verdict(paper: float, low: float | None, high: float | None, models
                           f"(limit ±{limit:.2g}); the paper's {paper:g}{unit} lies inside it")
 
 
-def p_value_verdict(paper_p: float, paper_difference: float, our_p: float,
-                    our_difference: float, models: int) -> tuple:
-    """(verdict, why): compare significance at ALPHA and the sign of adaptive − softmax."""
-    if models < MIN_MODELS:
-        return INCONCLUSIVE, f"{models} model(s); the rule needs ≥ {MIN_MODELS}"
-    if our_p is None or math.isnan(our_p):
-        return INCONCLUSIVE, "our paired t-test is undefined (no variance across models)"
-    paper_sig, our_sig = paper_p < ALPHA, our_p < ALPHA
-    if not paper_sig and not our_sig:
-        return AGREES, f"neither significant at {ALPHA}"
-    if paper_sig != our_sig:
-        return DIFFERS, (f"paper {'' if paper_sig else 'not '}significant, ours "
-                         f"{'' if our_sig else 'not '}significant at {ALPHA}")
-    same = np.sign(paper_difference) == np.sign(our_difference)
-    return ((AGREES, "both significant, same sign") if same else
-            (DIFFERS, "both significant, opposite signs"))
+def effect_verdict(paper: float, low: float | None, high: float | None, models: int,
+                   limit: float) -> tuple:
+    """(verdict, why) for an effect (adaptive − softmax, points) and its 95% interval: the
+    interval rule of interval_verdict, "underpowered" when the interval is too wide. Whether
+    either paired t-test is significant never decides."""
+    half = (high - low) / 2 if low is not None and high is not None else math.nan
+    return interval_verdict(paper, low, high, models, limit, " points",
+                            too_wide=f"underpowered: {models} models (interval ±{half:.2g})")
 
 
 def _not_measured(group, claim, anchor, paper, why, unit="", reconstructed=False, source="",
@@ -151,7 +144,7 @@ def _not_measured(group, claim, anchor, paper, why, unit="", reconstructed=False
 # ---- max retrieval: the paper's accuracy table and its p-values
 
 TABLE = "Max-retrieval accuracy (paper's table)"
-P_VALUES = "Max-retrieval paired t-tests"
+P_VALUES = "Max-retrieval: the effect of adaptive θ (the paper's paired t-tests)"
 MAX_ANCHOR = "max-retrieval"
 
 
@@ -183,28 +176,32 @@ def accuracy_rows(data: "mr.EvalMax | None", source: str, missing_why: str) -> l
 
 
 def p_value_rows(data: "mr.EvalMax | None", source: str, missing_why: str) -> list:
+    """The paper's paired t-tests judged by their effect: adaptive − softmax in points, ours with
+    the 95% t-interval of the paired per-model differences, against the paper's table."""
     rows = []
     a, b = "softmax", "adaptive"
     for n, paper_p in mr.PAPER_T_TEST_P.items():
-        claim = f"paired t-test, adaptive vs softmax at n = {n}"
-        paper_difference = mr.paper_value(b, n) - mr.paper_value(a, n)
+        claim = f"adaptive θ − softmax at n = {n} (the paper's paired t-test: p = {paper_p:g})"
+        paper_difference = round(mr.paper_value(b, n) - mr.paper_value(a, n), 6)
         if data is None:
-            rows.append(_not_measured(P_VALUES, claim, MAX_ANCHOR, paper_p, missing_why,
-                                      source=source))
+            rows.append(_not_measured(P_VALUES, claim, MAX_ANCHOR, paper_difference,
+                                      missing_why, source=source))
             continue
         if n not in data.ns or not (data.has(a, n) and data.has(b, n)):
-            rows.append(_not_measured(P_VALUES, claim, MAX_ANCHOR, paper_p,
+            rows.append(_not_measured(P_VALUES, claim, MAX_ANCHOR, paper_difference,
                                       f"n = {n} with both normalisers not in the file",
                                       source=source))
             continue
         difference = 100 * (data.per_model("correct", b, n) - data.per_model("correct", a, n))
         mean, low, high = mr.t_interval(difference)
+        low, high = (None, None) if math.isnan(low) else (low, high)
         our_p = mr.paired_t_p(data.per_model("correct", b, n), data.per_model("correct", a, n))
-        verdict, why = p_value_verdict(paper_p, paper_difference, our_p, mean, difference.size)
-        rows.append(Row(P_VALUES, claim, MAX_ANCHOR, paper_p, our_p, verdict,
-                        f"{why}; Δ paper {paper_difference:+.1f}, ours {mean:+.2f} points",
-                        None if math.isnan(low) else low, None if math.isnan(high) else high,
-                        interval_of="adaptive − softmax, points", source=source, digits=2))
+        verdict, why = effect_verdict(paper_difference, low, high, difference.size,
+                                      precision_limit(n))
+        rows.append(Row(P_VALUES, claim, MAX_ANCHOR, paper_difference, mean, verdict,
+                        f"{why}; paired t-test p = {mr.format_p(our_p)} (the paper's {paper_p:g})",
+                        low, high, interval_of="adaptive − softmax, points", source=source,
+                        decimals=2))
     return rows
 
 

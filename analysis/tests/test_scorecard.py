@@ -92,3 +92,44 @@ def test_refit_rows_need_an_interval_within_ten_percent_of_the_papers_value():
     # peak values 2.0, 2.4, 2.8: [1.4, 3.4] holds 2.421 but is ±1.0, beyond 10% of it
     peak_beta = rows["peak value of the refitted β(H) (per-set β*)"]
     assert peak_beta.verdict == sc.INCONCLUSIVE and "too wide" in peak_beta.why
+
+
+# ---- 3. effects, not significance
+
+
+def effect_rows(directory, adaptive: tuple, softmax: float = 0.5) -> dict:
+    """n -> the effect row of three models: softmax at `softmax` everywhere, adaptive at
+    softmax + adaptive[i] points for model i."""
+    accuracy = {}
+    for i, t in enumerate((1, 2, 3)):
+        accuracy[("softmax", t)] = softmax
+        accuracy[("adaptive", t)] = softmax + adaptive[i] / 100
+    synthetic.write_eval_max_exact(directory / "eval-max.h5", accuracy, samples=1000)
+    rows = [r for r in scorecard_of(directory) if r.group == sc.P_VALUES]
+    return {int(r.claim.split("n = ")[1].split()[0]): r for r in rows}
+
+
+def test_an_effect_agrees_inside_a_precise_interval_and_differs_outside(tmp_path):
+    rows = effect_rows(tmp_path, (2.0, 3.0, 4.0))   # Δ = 3 ± 2.5 points
+    assert rows[1024].verdict == sc.AGREES, rows[1024].why          # the paper's +3.9
+    assert rows[1024].paper == 3.9 and abs(rows[1024].ours - 3.0) < 1e-9
+    assert rows[1024].low < 3.9 < rows[1024].high
+    assert rows[16].verdict == sc.DIFFERS, rows[16].why             # the paper's 0.0: outside
+    assert "p = " in rows[1024].why                                 # both tests still shown
+
+
+def test_significance_alone_never_differs_an_underpowered_effect_is_inconclusive(tmp_path):
+    # Our t-test is not significant (p ≈ 0.4) where the paper's is (1e-4 at 1024), but the
+    # paper's +3.9 lies inside our wide interval: that is a lack of power, not a difference.
+    rows = effect_rows(tmp_path, (-2.0, 3.0, 10.0))
+    row = rows[1024]
+    assert row.verdict == sc.INCONCLUSIVE, row.why
+    assert "underpowered: 3 models" in row.why
+    assert rows[16].verdict == sc.INCONCLUSIVE                     # 0.0 lies inside too
+
+
+def test_effect_verdict_rule():
+    assert sc.effect_verdict(3.9, 0.5, 5.5, 3, 3.0)[0] == sc.AGREES
+    assert sc.effect_verdict(3.9, 4.0, 5.0, 3, 3.0)[0] == sc.DIFFERS
+    assert sc.effect_verdict(3.9, -9.0, 15.0, 3, 3.0)[0] == sc.INCONCLUSIVE
+    assert sc.effect_verdict(3.9, 0.5, 5.5, 2, 3.0)[0] == sc.INCONCLUSIVE
