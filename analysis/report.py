@@ -8,8 +8,9 @@ system with no server and no network: figures are inlined PNGs, the scorecard's 
 JSON, the stylesheet is written here. Sections follow docs/science.md (analysis/report_sections.py
 maps them to result files); a missing result file makes its section say "not run" with the command
 that makes it, a refused one shows the reader's reason, and one made by another commit than the
-checkout's is marked stale. The scorecard (analysis/scorecard.py) gives each numeric claim of the
-paper a verdict by the rules printed on the page.
+checkout's is marked stale. The scorecard (analysis/scorecard.py) gives each claim of the paper the
+suite tests a verdict by the rules printed on the page; the suite's own arithmetic on the paper's
+numbers is a separate table, never counted.
 """
 from __future__ import annotations
 
@@ -156,7 +157,6 @@ def build_scorecard(inputs: Inputs) -> list:
                                  why("weight-bound.h5"))
     rows += sc.entropy_rows(inputs.result("entropy-temperature.h5"), "entropy-temperature.h5",
                             why("entropy-temperature.h5"))
-    rows += sc.polynomial_rows()
     rows += sc.refit_rows(inputs.fits, "fit-adaptive.h5", why("fit-adaptive.h5"))
     rows += sc.transformer_rows(inputs.transformer, "transformer-dispersion.h5",
                                 why("transformer-dispersion.h5"))
@@ -168,6 +168,11 @@ def build_scorecard(inputs: Inputs) -> list:
     judged = sc.judge_clrs(inputs.text_pools) if inputs.text_pools else None
     rows += sc.clrs_rows(text_ok, "eval-text.h5", why("eval-text.h5"), judged)
     return rows
+
+
+def build_derived(inputs: Inputs) -> list:
+    """The suite's own arithmetic on the paper's numbers: shown apart, never counted."""
+    return sc.polynomial_rows() + [sc.threshold_row(inputs.result("bounds.h5"), "bounds.h5")]
 
 
 # ---- tables of the sections
@@ -519,16 +524,7 @@ def _value(v, row: sc.Row) -> str:
     return text + (H.esc(row.unit) if v is not None and row.unit else "")
 
 
-def scorecard_html(rows: list, page_dir: str) -> str:
-    counts = sc.counts(rows)
-    out = ['<section id="scorecard"><h2>Reproduction scorecard</h2>',
-           "<p>One row per numeric claim of the paper (docs/science.md#published-numbers): the "
-           "paper's value, ours with its 95% interval and the interval's width, and a verdict "
-           "computed from the data by these rules:</p>",
-           H.table(["verdict", "rule"], [[(H.esc(v), "verdict"), H.esc(t)] for v, t in sc.RULES],
-                   classes="rules", row_classes=[VERDICT_CLASS[v] for v, _ in sc.RULES]),
-           '<p class="counts">' + "".join(f"<span>{H.esc(v)}: <strong>{c}</strong></span>"
-                                          for v, c in counts.items()) + "</p>"]
+def scorecard_table(rows: list, page_dir: str) -> str:
     head = ["claim", "paper", "ours", "interval", "width", "verdict", "why"]
     body, classes, group = [], [], None
     for r in rows:
@@ -548,8 +544,30 @@ def scorecard_html(rows: list, page_dir: str) -> str:
                      H.number(r.width, digits=max(r.digits, 3), decimals=r.decimals),
                      (H.esc(r.verdict), "verdict"), H.esc(r.why)])
         classes.append(VERDICT_CLASS.get(r.verdict, ""))
-    out.append(H.table(head, body, classes="scorecard", row_classes=classes))
-    out.append("</section>")
+    return H.table(head, body, classes="scorecard", row_classes=classes)
+
+
+def scorecard_html(rows: list, derived: list, page_dir: str) -> str:
+    counts = sc.counts(rows)
+    out = ['<section id="scorecard"><h2>Reproduction scorecard</h2>',
+           f"<p>One row per claim of the paper that the suite tests "
+           f"({docs_link('published-numbers', page_dir)}): the paper's value, ours with its 95% "
+           f"interval and the interval's width, and a verdict computed from the data by these "
+           f"rules. Only these {len(rows)} rows are counted; the suite's own arithmetic on the "
+           f"paper's numbers is in a separate table below.</p>",
+           H.table(["verdict", "rule"], [[(H.esc(v), "verdict"), H.esc(t)] for v, t in sc.RULES],
+                   classes="rules", row_classes=[VERDICT_CLASS[v] for v, _ in sc.RULES]),
+           '<p class="counts">' + "".join(f"<span>{H.esc(v)}: <strong>{c}</strong></span>"
+                                          for v, c in counts.items()) + "</p>",
+           scorecard_table(rows, page_dir),
+           '<h3 id="derived-here">Derived here (not counted)</h3>',
+           "<p>Numbers the suite computes itself from the paper's coefficients and lemma, not "
+           "numbers the paper states: the polynomial's crossings and peak, and the lemma's "
+           "worst-case threshold at Gemma 2B's mean spread. They are shown with their arithmetic "
+           "(and, for the threshold, the measured crossing when bounds.h5 has it) and are never "
+           "counted among the paper's claims.</p>",
+           scorecard_table(derived, page_dir),
+           "</section>"]
     return "\n".join(out)
 
 
@@ -582,8 +600,10 @@ def files_table(inputs: Inputs) -> str:
 
 
 def page(inputs: Inputs, figures_dir: str, page_dir: str, now: str) -> tuple:
-    """(html, scorecard rows)."""
+    """(html, scorecard rows): the paper's claims (the derived rows are on the page and in its
+    inline JSON, not in the returned rows)."""
     rows = build_scorecard(inputs)
+    derived = build_derived(inputs)
     states = [s.state if not (s.ok and s.stale) else "stale" for s in inputs.sources.values()]
     summary = ", ".join(f"{states.count(k)} {k}" for k in ("ok", "stale", "missing", "refused")
                         if states.count(k))
@@ -609,10 +629,11 @@ def page(inputs: Inputs, figures_dir: str, page_dir: str, now: str) -> tuple:
         f"{H.code(inputs.head[:SHORT_SHA])} by {H.code('analysis/report.py')}; nothing on this "
         f"page is fetched from a network. Result files: {H.esc(summary)}.</p>",
         "\n".join(nav),
-        scorecard_html(rows, page_dir),
+        scorecard_html(rows, derived, page_dir),
     ]
     body += [section_html(s, inputs, figures_dir, page_dir) for s in SECTIONS]
-    body += [other_figures(inputs, figures_dir), files_table(inputs), scorecard_json(rows),
+    body += [other_figures(inputs, figures_dir), files_table(inputs),
+             scorecard_json(rows + derived),
              "</main></body></html>", ""]
     return "\n".join(b for b in body if b), rows
 

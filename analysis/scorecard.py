@@ -1,13 +1,15 @@
-"""The reproduction scorecard of the paper page: one row per numeric claim of the paper, its value,
-ours with an interval, and a verdict computed from the data by the rules in RULES (shown on the
-page). Pure functions of loaded data; analysis/report.py renders the rows.
+"""The reproduction scorecard of the paper page: one row per claim of the paper the suite tests,
+its value, ours with an interval, and a verdict computed from the data by the rules in RULES (shown
+on the page); and apart, never counted, the numbers the suite derives itself from the paper's
+(derived=True rows). Pure functions of loaded data; analysis/report.py renders the rows.
 
-Claims (docs/science.md#published-numbers): the max-retrieval accuracy table (16 cells) and its
-paired t-test p-values, the dispersion lemma and its α_max < 1/2 threshold, the weight-norm bound,
-entropy falling with β, the shape of the entropy → β polynomial (closed form, and our refit, whose
-protocol is reconstructed: docs/science.md#refitting-the-polynomial), the logit spreads measured in
-Gemma (analogues only: docs/science.md#logit-spread-in-llms) and the qualitative CLRS-Text claims
-(docs/science.md#algorithmic-text).
+Claims (docs/science.md#published-numbers): the max-retrieval accuracy table (16 cells) and the
+effects behind its paired t-tests, the dispersion lemma, the weight-norm bound, entropy falling
+with β, our refit of the entropy → β polynomial against the paper's curve (protocol
+reconstructed: docs/science.md#refitting-the-polynomial), the transformer theorem, the logit
+spreads measured in Gemma (analogues only: docs/science.md#logit-spread-in-llms) and the
+qualitative CLRS-Text claims (docs/science.md#algorithmic-text). Derived here: the polynomial's
+crossings and peak, and the lemma's worst-case threshold n ≈ 297 at δ = 5.69.
 """
 from __future__ import annotations
 
@@ -86,6 +88,7 @@ class Row:
     source: str = ""             # result file (or "closed form")
     digits: int = 3              # significant digits of paper / ours / interval on the page
     decimals: int | None = None  # or fixed decimals (accuracies: 1, as the paper prints them)
+    derived: bool = False        # the suite's own arithmetic: shown apart, never counted
 
     @property
     def width(self) -> float | None:
@@ -221,54 +224,57 @@ def worst_case_threshold(eps: float, ratio: float) -> float:
 def lemma_rows(bounds, source: str, missing_why: str) -> list:
     """`bounds`: a common.Result of experiment bounds, or None."""
     claim = "exp(−δ/θ)/n ≤ α_k ≤ exp(δ/θ)/n for every logit law, n and δ/θ"
-    closed = worst_case_threshold(THRESHOLD_EPS, THRESHOLD_SPREAD / THRESHOLD_THETA)
-    t_claim = (f"worst case α_max < {THRESHOLD_EPS:g} from n ≈ {THRESHOLD_PAPER} at "
-               f"δ = {THRESHOLD_SPREAD:g}, θ = {THRESHOLD_THETA:g}")
     if bounds is None:
         return [_not_measured(THEOREMS, claim, LEMMA_ANCHOR, "holds (lemma)", missing_why,
-                              source=source),
-                _not_measured(THEOREMS, t_claim, "logit-spread-in-llms", THRESHOLD_PAPER,
-                              missing_why, source=source)]
-    violations = int(np.sum(bounds.metrics["violations"])) if "violations" in bounds.metrics else None
-    if violations is None:
-        rows = [Row(THEOREMS, claim, LEMMA_ANCHOR, "holds (lemma)", None, INCONCLUSIVE,
+                              source=source)]
+    if "violations" not in bounds.metrics:
+        return [Row(THEOREMS, claim, LEMMA_ANCHOR, "holds (lemma)", None, INCONCLUSIVE,
                     "the file has no 'violations' column", source=source)]
-    else:
-        rows = [Row(THEOREMS, claim, LEMMA_ANCHOR, "holds (lemma)", violations,
-                    IDENTITY if violations == 0 else DIFFERS,
-                    (f"0 violations in {len(bounds)} points" if violations == 0 else
-                     f"{violations} violation(s) in {len(bounds)} points: the library is wrong"),
-                    source=source)]
-    # The measured bracket: the one-hot law is the worst case exactly.
-    picked = bounds.rows(logits="one-hot", spread=THRESHOLD_SPREAD, theta=THRESHOLD_THETA) \
-        if all(k in bounds.params for k in ("logits", "spread", "theta", "n")) else []
-    if len(picked) == 0 or "alpha_max" not in bounds.metrics:
-        rows.append(Row(THEOREMS, t_claim, "logit-spread-in-llms", THRESHOLD_PAPER, closed,
-                        INCONCLUSIVE, f"no one-hot points at δ = {THRESHOLD_SPREAD:g}, "
-                        f"θ = {THRESHOLD_THETA:g} in the file (closed form {closed:.1f})",
-                        source=source, digits=4))
-        return rows
-    n = np.asarray(bounds.params["n"])[picked]
-    alpha = np.asarray(bounds.metrics["alpha_max"])[picked]
-    order = np.argsort(n)
-    n, alpha = n[order], alpha[order]
-    above, below = n[alpha >= THRESHOLD_EPS], n[alpha < THRESHOLD_EPS]
-    low = float(above.max()) if above.size else None
-    high = float(below.min()) if below.size else None
+    violations = int(np.sum(bounds.metrics["violations"]))
+    return [Row(THEOREMS, claim, LEMMA_ANCHOR, "holds (lemma)", violations,
+                IDENTITY if violations == 0 else DIFFERS,
+                (f"0 violations in {len(bounds)} points" if violations == 0 else
+                 f"{violations} violation(s) in {len(bounds)} points: the library is wrong"),
+                source=source)]
+
+
+# ---- derived here: the suite's own arithmetic on the paper's numbers, shown apart, never counted
+
+DERIVED_THRESHOLD = "The lemma's worst case at Gemma 2B's mean spread"
+
+
+def threshold_row(bounds, source: str) -> Row:
+    """n ≈ 297: the worst case's α_max < 1/2 at δ = 5.69, θ = 1, by the closed form (always),
+    with the bracket of the measured crossing of the one-hot law when `bounds` has it."""
+    claim = (f"worst case α_max < {THRESHOLD_EPS:g} from n ≈ {THRESHOLD_PAPER} at "
+             f"δ = {THRESHOLD_SPREAD:g}, θ = {THRESHOLD_THETA:g}")
+    closed = worst_case_threshold(THRESHOLD_EPS, THRESHOLD_SPREAD / THRESHOLD_THETA)
+    algebra = f"1 + (1/ε − 1)·e^(δ/θ) = {closed:.1f}"
     algebra_ok = abs(closed - THRESHOLD_PAPER) < 1.0
-    bracket_ok = (low is None or low < closed) and (high is None or closed <= high)
-    if algebra_ok and bracket_ok:
-        verdict, why = IDENTITY, (f"1 + (1/ε − 1)·e^(δ/θ) = {closed:.1f}; measured α_max crosses "
-                                  f"{THRESHOLD_EPS:g} between grid points "
-                                  f"{'—' if low is None else int(low)} and "
-                                  f"{'—' if high is None else int(high)}")
+    # The measured bracket: the one-hot law is the worst case exactly.
+    picked = (bounds.rows(logits="one-hot", spread=THRESHOLD_SPREAD, theta=THRESHOLD_THETA)
+              if bounds is not None and "alpha_max" in bounds.metrics
+              and all(k in bounds.params for k in ("logits", "spread", "theta", "n")) else [])
+    low = high = None
+    if len(picked):
+        n = np.asarray(bounds.params["n"])[picked]
+        alpha = np.asarray(bounds.metrics["alpha_max"])[picked]
+        above, below = n[alpha >= THRESHOLD_EPS], n[alpha < THRESHOLD_EPS]
+        low = float(above.max()) if above.size else None
+        high = float(below.min()) if below.size else None
+        measured = (f"; measured α_max of the one-hot law crosses {THRESHOLD_EPS:g} between grid "
+                    f"points {'—' if low is None else int(low)} and "
+                    f"{'—' if high is None else int(high)}")
     else:
-        verdict, why = DIFFERS, (f"closed form {closed:.1f}, measured crossing between "
-                                 f"{low} and {high}")
-    rows.append(Row(THEOREMS, t_claim, "logit-spread-in-llms", THRESHOLD_PAPER, closed, verdict,
-                    why, low, high, interval_of="grid points around the measured crossing",
-                    source=source, digits=4))
-    return rows
+        measured = (f"; {source} has no one-hot points at δ = {THRESHOLD_SPREAD:g}, "
+                    f"θ = {THRESHOLD_THETA:g} to check it against" if bounds is not None
+                    else "; arithmetic only (no data)")
+    bracket_ok = (low is None or low < closed) and (high is None or closed <= high)
+    ok = algebra_ok and bracket_ok
+    return Row(DERIVED_THRESHOLD, claim, "logit-spread-in-llms", THRESHOLD_PAPER, closed,
+               IDENTITY if ok else DIFFERS, algebra + measured, low, high,
+               interval_of="grid points around the measured crossing" if len(picked) else "",
+               source=source if len(picked) else "closed form", digits=4, derived=True)
 
 
 def weight_bound_rows(result, source: str, missing_why: str) -> list:
@@ -350,9 +356,11 @@ def transformer_rows(checks: list | None, source: str, missing_why: str) -> list
 
 # ---- the entropy → β polynomial
 
-POLYNOMIAL = "Adaptive temperature's polynomial"
+POLYNOMIAL = "Adaptive temperature's polynomial, refitted"
+DERIVED_POLYNOMIAL = "The polynomial's shape, from the paper's coefficients"
 PAPER_COEFFICIENTS = (-0.037, 0.481, -2.3, 4.917, -1.791)  # highest degree first
-# (claim, paper's value as printed, decimals printed): consequences of the coefficients.
+# (claim, value as docs/science.md#adaptive-temperature prints it, decimals printed): the suite's own
+# arithmetic on the paper's coefficients (derived here, never counted).
 SHAPE_CLAIMS = (
     ("β(H) > 1 from H =", 0.8486, 4),
     ("β(H) > 1 up to H =", 5.9445, 4),
@@ -385,25 +393,27 @@ def polynomial_shape(coefficients, h_low: float = 0.0, h_high: float = 10.0) -> 
 
 
 def polynomial_rows(coefficients=PAPER_COEFFICIENTS) -> list:
-    """The closed-form shape claims recomputed from the coefficients (IDENTITY when they match
-    the printed value to its printed decimals, DIFFERS otherwise)."""
+    """The polynomial's shape recomputed from the coefficients (derived here: IDENTITY when it
+    matches the value docs/science.md#adaptive-temperature prints to its decimals, DIFFERS
+    otherwise)."""
     shape = polynomial_shape(coefficients)
     computed = [shape["cross_up"], shape["cross_down"], shape["peak_h"], shape["peak_beta"],
                 None if shape["cross_down"] is None else math.exp(shape["cross_down"])]
     rows = []
     for (claim, paper, decimals), value in zip(SHAPE_CLAIMS, computed):
         if value is None:
-            rows.append(Row(POLYNOMIAL, claim, "adaptive-temperature", paper, None, DIFFERS,
-                            "the polynomial has no such point", source="closed form"))
+            rows.append(Row(DERIVED_POLYNOMIAL, claim, "adaptive-temperature", paper, None,
+                            DIFFERS, "the polynomial has no such point", source="closed form",
+                            derived=True))
             continue
         # 381 items: e^5.9445 = 381.4, printed "about 381": compare the integer part.
         match = (math.floor(value) == paper if decimals == 0
                  else abs(value - paper) <= 0.5 * 10 ** -decimals + 1e-12)
-        rows.append(Row(POLYNOMIAL, claim, "adaptive-temperature", paper, value,
+        rows.append(Row(DERIVED_POLYNOMIAL, claim, "adaptive-temperature", paper, value,
                         IDENTITY if match else DIFFERS,
                         (f"recomputed from the coefficients: {value:.{decimals + 2}f}"
                          + ("" if match else f", not {paper}")),
-                        source="closed form", digits=6))
+                        source="closed form", digits=6, derived=True))
     return rows
 
 
@@ -596,5 +606,6 @@ def clrs_rows(present: bool, source: str, missing_why: str, judged: list | None 
 
 
 def counts(rows: list) -> dict:
-    """verdict -> number of rows, in VERDICTS order (zeros kept)."""
-    return {v: sum(1 for r in rows if r.verdict == v) for v in VERDICTS}
+    """verdict -> number of the paper's claims, in VERDICTS order (zeros kept); rows derived
+    here are never counted."""
+    return {v: sum(1 for r in rows if r.verdict == v and not r.derived) for v in VERDICTS}

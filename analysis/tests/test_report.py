@@ -99,10 +99,10 @@ def test_accuracy_verdict_changes_when_the_data_cross_the_interval(tmp_path):
 def test_bound_violations_make_the_lemma_row_differ(tmp_path):
     synthetic.write_bounds(tmp_path / "bounds.h5", ns=tuple(2 ** k for k in range(1, 12)),
                            spreads=(5.69,), thetas=(1.0,))
-    rows = sc.lemma_rows(report_sources.inspect(str(tmp_path), "bounds.h5", "x").result,
-                         "bounds.h5", "")
-    assert [r.verdict for r in rows] == [sc.IDENTITY, sc.IDENTITY]
-    threshold = rows[1]
+    bounds = report_sources.inspect(str(tmp_path), "bounds.h5", "x").result
+    assert [r.verdict for r in sc.lemma_rows(bounds, "bounds.h5", "")] == [sc.IDENTITY]
+    threshold = sc.threshold_row(bounds, "bounds.h5")  # derived here: the bracket of the data
+    assert threshold.verdict == sc.IDENTITY and threshold.derived
     assert (threshold.low, threshold.high) == (256.0, 512.0) and abs(threshold.ours - 296.9) < 0.1
     synthetic.write_bounds(tmp_path / "bounds.h5", ns=(2, 4, 8), spreads=(5.69,), thetas=(1.0,),
                            violate=2)
@@ -126,9 +126,8 @@ def test_empty_results_directory_says_not_run_with_the_command(tmp_path):
             f"{tmp_path}/bounds.h5") in bounds
     # an experiment whose sweep reads another's results gets that input on its command line
     assert f"--checkpoint {tmp_path}/train-max.h5" in section_text(page, "max-retrieval")
-    measured = [r for r in rows if r.source != "closed form"]
-    assert measured and all(r.verdict == sc.NOT_MEASURED for r in measured)
-    assert len(inline_rows(page)) == len(rows)
+    assert rows and all(r.verdict == sc.NOT_MEASURED for r in rows)
+    assert len(inline_rows(page)) == len(rows) + len(report.build_derived(inputs))
     assert "<img" not in page
 
 

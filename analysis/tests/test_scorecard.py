@@ -133,3 +133,39 @@ def test_effect_verdict_rule():
     assert sc.effect_verdict(3.9, 4.0, 5.0, 3, 3.0)[0] == sc.DIFFERS
     assert sc.effect_verdict(3.9, -9.0, 15.0, 3, 3.0)[0] == sc.INCONCLUSIVE
     assert sc.effect_verdict(3.9, 0.5, 5.5, 2, 3.0)[0] == sc.INCONCLUSIVE
+
+
+# ---- 6. only the paper's claims are counted
+
+
+def test_over_an_empty_folder_every_claim_is_not_measured_and_derived_rows_are_apart(tmp_path):
+    page, inputs, rows = build_page(tmp_path)
+    assert rows and all(r.verdict == sc.NOT_MEASURED for r in rows), \
+        [(r.claim, r.verdict) for r in rows if r.verdict != sc.NOT_MEASURED]
+    derived = report.build_derived(inputs)
+    printed = sorted(r.paper for r in derived)
+    assert printed == sorted([0.8486, 5.9445, 4.412, 2.421, 381, 297])
+    assert all(r.derived and r.verdict == sc.IDENTITY for r in derived)   # arithmetic, no data
+    assert not {r.claim for r in derived} & {r.claim for r in rows}
+    counts = sc.counts(rows + derived)                 # derived rows are never counted
+    assert sum(counts.values()) == len(rows) and counts[sc.NOT_MEASURED] == len(rows)
+    assert "one row per numeric claim of the paper" not in page.lower()
+    assert 'id="derived-here"' in page
+
+
+def build_page(directory):
+    path, inputs, rows = report.write_report(str(directory), now="test")
+    with open(path, encoding="utf-8") as fh:
+        return fh.read(), inputs, rows
+
+
+def test_the_derived_threshold_differs_when_the_data_cross_elsewhere(tmp_path):
+    import h5py
+    import report_sources
+    synthetic.write_bounds(tmp_path / "bounds.h5", ns=tuple(2 ** k for k in range(1, 12)),
+                           spreads=(5.69,), thetas=(1.0,))
+    with h5py.File(tmp_path / "bounds.h5", "r+") as f:   # α_max never falls below 1/2
+        f["points/alpha_max"][...] = 0.9
+    row = sc.threshold_row(report_sources.inspect(str(tmp_path), "bounds.h5", "x").result,
+                           "bounds.h5")
+    assert row.verdict == sc.DIFFERS and row.derived and row.low == 2048.0
