@@ -100,11 +100,12 @@ def _read_text_paired(source: report_sources.Source):
 
 
 def _read_fits(source: report_sources.Source) -> dict:
-    """protocol array name -> [(coefficients [5], largest entropy of the model's data)]."""
+    """protocol array name -> [(coefficients [5], smallest and largest entropy the fit saw)]."""
     models = fig_beta_polynomial.read_models(source.result)
-    fits = {"coefficients": [(m.coefficients, float(m.entropy.max())) for m in models]}
-    binned = [(m.binned["coefficients_binned"], float(m.binned["bin_entropy"].max()))
-              for m in models if m.binned is not None]
+    fits = {"coefficients": [(m.coefficients, float(m.entropy.min()), float(m.entropy.max()))
+                             for m in models]}
+    binned = [(m.binned["coefficients_binned"], float(m.binned["bin_entropy"].min()),
+               float(m.binned["bin_entropy"].max())) for m in models if m.binned is not None]
     if binned:
         fits["coefficients_binned"] = binned
     return fits

@@ -417,20 +417,53 @@ def polynomial_rows(coefficients=PAPER_COEFFICIENTS) -> list:
     return rows
 
 
-REFIT_CLAIMS = (("peak value of the refitted β(H)", "peak_beta", 2.421),
-                ("peak of the refitted β(H) at H =", "peak_h", 4.412),
-                ("refitted β(H) > 1 up to H =", "cross_down", 5.9445))
+# (claim, shape quantity, the paper's value, the paper's H of that point)
+REFIT_CLAIMS = (("peak value of the refitted β(H)", "peak_beta", 2.421, 4.412),
+                ("peak of the refitted β(H) at H =", "peak_h", 4.412, 4.412),
+                ("refitted β(H) > 1 up to H =", "cross_down", 5.9445, 5.9445))
 PROTOCOLS = (("coefficients", "per-set β*"), ("coefficients_binned", "binned"))
+REFIT_NAMES = {"peak_beta": "peak", "peak_h": "peak", "cross_down": "crossing of β = 1"}
+
+
+def shape_inside(coefficients, h_low: float, h_high: float) -> dict:
+    """polynomial_shape on the data's entropy range [h_low, h_high], with a peak only where β is
+    largest strictly inside it: a largest β at an end of the data is where the data stop, not a
+    peak, so peak_h and peak_beta are None there (never a clamped value)."""
+    shape = polynomial_shape(coefficients, h_low, h_high)
+    if shape["peak_h"] in (h_low, h_high):
+        shape["peak_h"] = shape["peak_beta"] = None
+    return shape
+
+
+def _refit_missing(what: str, sought: float, models: list, lacking: list) -> tuple:
+    """(verdict, why) when `lacking` of `models` ([(coefficients, H_min, H_max)]) have no such
+    point inside their data: NOT_MEASURED when a fit's data stop before the paper's point (or,
+    for the peak value, always: it lies beyond the data); DIFFERS when every such fit's data
+    hold the paper's point and the fit has none there."""
+    name = REFIT_NAMES[what]
+    count = f"{len(lacking)} of {len(models)} fits have no {name} inside their data"
+    ends = [hi for _, lo, hi in lacking if sought > hi]
+    starts = [lo for _, lo, hi in lacking if sought < lo]
+    if ends or starts:  # the furthest any such fit's data reach towards the paper's point
+        where = (f"data end at H = {max(ends):.3g}" if ends else "") + (", " if ends and starts
+                                                                        else "") + \
+                (f"data start at H = {min(starts):.3g}" if starts else "")
+        return NOT_MEASURED, f"{where}, short of the paper's H = {sought:g}; {count}"
+    reach = ", ".join(sorted({f"H = {lo:.3g}–{hi:.3g}" for _, lo, hi in lacking}))
+    if what == "peak_beta":
+        return NOT_MEASURED, f"{count} ({reach}): their largest β lies at an end of the data"
+    return DIFFERS, f"{count} ({reach}), which hold the paper's H = {sought:g}"
 
 
 def refit_rows(fits: dict | None, source: str, missing_why: str) -> list:
-    """`fits`: protocol array name -> [(coefficients [5], largest entropy of the model's data)]
-    per model, or None. Each shape quantity of each model's fit, over models: mean and t-interval,
-    against the paper's value (the paper's fitting protocol is reconstructed)."""
+    """`fits`: protocol array name -> [(coefficients [5], smallest and largest entropy of the
+    model's data)] per model, or None. Each shape quantity of each model's fit, over models: mean
+    and t-interval, against the paper's value (the paper's fitting protocol is reconstructed); a
+    point outside a fit's data is never extrapolated."""
     rows = []
     for key, label in PROTOCOLS:
         models = (fits or {}).get(key)
-        for claim, what, paper in REFIT_CLAIMS:
+        for claim, what, paper, sought in REFIT_CLAIMS:
             text = f"{claim} ({label})"
             if fits is None:
                 rows.append(_not_measured(POLYNOMIAL, text, "refitting-the-polynomial", paper,
@@ -441,22 +474,16 @@ def refit_rows(fits: dict | None, source: str, missing_why: str) -> list:
                                           f"the file has no {key} arrays", reconstructed=True,
                                           source=source))
                 continue
-            values = [polynomial_shape(c, 0.0, h_max)[what] for c, h_max in models]
-            found = [v for v in values if v is not None]
-            if len(found) < len(values):
-                reach = max(h_max for _, h_max in models)
-                short = reach < paper  # the data stop before the paper's point
+            values = [shape_inside(c, lo, hi)[what] for c, lo, hi in models]
+            lacking = [m for m, v in zip(models, values) if v is None]
+            if lacking:
+                verdict, why = _refit_missing(what, sought, models, lacking)
                 rows.append(Row(POLYNOMIAL, text, "refitting-the-polynomial", paper, None,
-                                INCONCLUSIVE if short else DIFFERS,
-                                f"{len(values) - len(found)} of {len(values)} fits stay above "
-                                f"β = 1 up to the largest entropy of their data, H = "
-                                f"{reach:.3g}" + (" (short of the paper's point)" if short
-                                                  else ""),
-                                reconstructed=True, source=source))
+                                verdict, why, reconstructed=True, source=source))
                 continue
-            mean, low, high = mr.t_interval(found)
+            mean, low, high = mr.t_interval(values)
             verdict, why = interval_verdict(paper, None if math.isnan(low) else low,
-                                            None if math.isnan(high) else high, len(found),
+                                            None if math.isnan(high) else high, len(values),
                                             REFIT_PRECISION * paper)
             rows.append(Row(POLYNOMIAL, text, "refitting-the-polynomial", paper, mean, verdict,
                             why, None if math.isnan(low) else low,

@@ -84,7 +84,7 @@ def parabola(peak_h: float, peak_beta: float) -> np.ndarray:
 
 
 def test_refit_rows_need_an_interval_within_ten_percent_of_the_papers_value():
-    fits = {"coefficients": [(parabola(h, b), 9.0) for h, b in
+    fits = {"coefficients": [(parabola(h, b), 0.5, 9.0) for h, b in
                              ((4.3, 2.0), (4.4, 2.4), (4.5, 2.8))]}
     rows = {r.claim: r for r in sc.refit_rows(fits, "fit-adaptive.h5", "")}
     peak_h = rows["peak of the refitted β(H) at H = (per-set β*)"]
@@ -169,3 +169,34 @@ def test_the_derived_threshold_differs_when_the_data_cross_elsewhere(tmp_path):
     row = sc.threshold_row(report_sources.inspect(str(tmp_path), "bounds.h5", "x").result,
                            "bounds.h5")
     assert row.verdict == sc.DIFFERS and row.derived and row.low == 2048.0
+
+
+# ---- 7. refit rows are not measured beyond the data
+
+
+def refit(fits: list) -> dict:
+    """claim (per-set protocol) -> row, for fits [(coefficients, H_min, H_max)]."""
+    rows = sc.refit_rows({"coefficients": fits}, "fit-adaptive.h5", "")
+    return {r.claim.replace(" (per-set β*)", ""): r for r in rows if "per-set" in r.claim}
+
+
+def test_a_refit_point_beyond_the_data_is_not_measured_never_clamped():
+    # peaks at H = 4.4 but the data end at 4.0: the largest β on the data is at its end
+    rows = refit([(parabola(4.4, 2.4), 0.5, 4.0)] * 3)
+    for claim in ("peak of the refitted β(H) at H =", "peak value of the refitted β(H)",
+                  "refitted β(H) > 1 up to H ="):
+        assert rows[claim].verdict == sc.NOT_MEASURED, (claim, rows[claim].why)
+        assert rows[claim].ours is None and "data end at H = 4" in rows[claim].why
+    # the data reach past the peak (4.4) but end at 5.0, before the crossing (5.58)
+    rows = refit([(parabola(4.4, 2.4), 0.5, 5.0)] * 3)
+    assert rows["peak of the refitted β(H) at H ="].verdict != sc.NOT_MEASURED
+    assert rows["refitted β(H) > 1 up to H ="].verdict == sc.NOT_MEASURED
+    assert "data end at H = 5" in rows["refitted β(H) > 1 up to H ="].why
+
+
+def test_a_refit_without_the_point_inside_data_that_hold_the_papers_point_differs():
+    rising = np.array([0.0, 0.0, 0.0, 1.0, 1.0])   # β = 1 + H: no peak, no crossing
+    rows = refit([(rising, 0.5, 8.0)] * 3)
+    assert rows["peak of the refitted β(H) at H ="].verdict == sc.DIFFERS
+    assert rows["refitted β(H) > 1 up to H ="].verdict == sc.DIFFERS
+    assert rows["peak value of the refitted β(H)"].verdict == sc.NOT_MEASURED
