@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # works from any
 import numpy as np  # noqa: E402
 
 import common  # noqa: E402
+import competence_gate  # noqa: E402
 import fig_beta_polynomial  # noqa: E402
 import fig_dispersion  # noqa: E402
 import fig_remedies  # noqa: E402
@@ -34,6 +35,7 @@ import max_retrieval as mr  # noqa: E402
 import report_html as H  # noqa: E402
 import report_sources  # noqa: E402
 import scorecard as sc  # noqa: E402
+import scorecard_clrs  # noqa: E402
 import text_paired_table  # noqa: E402
 import text_results  # noqa: E402
 import transformer_theorem  # noqa: E402
@@ -64,6 +66,8 @@ class Inputs:
         self.transformer = self._read("transformer-dispersion.h5",
                                       lambda s: transformer_theorem.check_models(s.result))
         self.text_pools = self._read("eval-text.h5", lambda s: text_results.unseen_pools(s.path))
+        self.text_models = self._read("eval-text.h5",
+                                      lambda s: competence_gate.competence(s.path))
         self.text_paired = self._read("eval-text.h5", _read_text_paired)
         self.remedies = self._read("eval-remedies.h5",
                                    lambda s: mr.load_eval_max_groups(s.path))
@@ -166,8 +170,9 @@ def build_scorecard(inputs: Inputs) -> list:
     rows += sc.gemma_rows(deltas, transformer is not None, "transformer-dispersion.h5",
                           why("transformer-dispersion.h5"), described)
     text_ok = inputs.sources["eval-text.h5"].ok
-    judged = sc.judge_clrs(inputs.text_pools) if inputs.text_pools else None
-    rows += sc.clrs_rows(text_ok, "eval-text.h5", why("eval-text.h5"), judged)
+    judged = (scorecard_clrs.judge_clrs(inputs.text_pools, inputs.text_models)
+              if inputs.text_pools and inputs.text_models else None)
+    rows += scorecard_clrs.clrs_rows(text_ok, "eval-text.h5", why("eval-text.h5"), judged)
     return rows
 
 
@@ -513,7 +518,8 @@ def other_figures(inputs: Inputs, figures_dir: str) -> str:
     return "\n".join(out)
 
 
-VERDICT_CLASS = {sc.AGREES: "v-agrees", sc.DIFFERS: "v-differs", sc.IDENTITY: "v-identity",
+VERDICT_CLASS = {sc.AGREES: "v-agrees", sc.DIFFERS: "v-differs",
+                 sc.NO_DIFFERENCE: "v-no-difference", sc.IDENTITY: "v-identity",
                  sc.ANALOGUE: "v-analogue", sc.NOT_MEASURED: "v-not-measured",
                  sc.INCONCLUSIVE: "v-inconclusive"}
 

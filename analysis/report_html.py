@@ -113,7 +113,8 @@ def badge(kind: str, text: str) -> str:
 # style, so greyscale print keeps the meaning.
 STYLE = """
 :root { --ink:#1b1b1b; --muted:#5a5a5a; --rule:#d0d0d0; --bg:#ffffff; --panel:#f6f6f4;
-        --blue:%(blue)s; --orange:%(orange)s; --green:%(green)s; --red:%(vermillion)s; }
+        --blue:%(blue)s; --orange:%(orange)s; --green:%(green)s; --red:%(vermillion)s;
+        --purple:%(purple)s; }
 * { box-sizing: border-box; }
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif;
        color: var(--ink); background: var(--bg); margin: 0; }
@@ -156,6 +157,7 @@ table.scorecard td:nth-child(n+4) { font-variant-numeric: tabular-nums; }
 tr.v-agrees td.verdict { color: var(--green); font-weight: 600; }
 tr.v-differs td.verdict { color: var(--red); font-weight: 700; text-decoration: underline; }
 tr.v-identity td.verdict { color: var(--blue); }
+tr.v-no-difference td.verdict { color: var(--purple); font-weight: 600; border-left: 3px double var(--purple); }
 tr.v-analogue td.verdict, tr.v-not-measured td.verdict, tr.v-inconclusive td.verdict
   { color: var(--muted); font-style: italic; }
 tr.v-not-measured td { color: var(--muted); }

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+import competence_gate
 import max_retrieval as mr
 
 # ---- verdicts and the rules that give them (the page prints RULES verbatim)
@@ -25,14 +26,23 @@ import max_retrieval as mr
 AGREES = "agrees"
 DIFFERS = "differs"
 IDENTITY = "identity"
+NO_DIFFERENCE = "no difference"
 ANALOGUE = "not comparable (analogue)"
 NOT_MEASURED = "not measured"
 INCONCLUSIVE = "inconclusive"
-VERDICTS = (AGREES, DIFFERS, IDENTITY, ANALOGUE, INCONCLUSIVE, NOT_MEASURED)
+VERDICTS = (AGREES, DIFFERS, NO_DIFFERENCE, IDENTITY, ANALOGUE, INCONCLUSIVE, NOT_MEASURED)
 
 MIN_MODELS = 3      # an interval over fewer trained models decides nothing
 PRECISION_POINTS = 3.0  # accuracy and effect rows: the least half-width limit, in points
 REFIT_PRECISION = 0.1   # refit rows: the half-width limit as a fraction of the paper's value
+
+GATE_TEXT = (f"every model it uses passes the competence gate (greedy exact match of the final "
+             f"output, eval-text rows with normaliser trained, averaged over the model's own "
+             f"training lengths, ≥ {100 * competence_gate.GATE:g}%)")
+CLRS_TEXT = ("CLRS-Text claims are judged per algorithm on our own small models: exact match of "
+             "the final output pooled over seeds at the lengths beyond training; a model is ahead "
+             "or behind when the 95% interval of the difference (Newcombe's) excludes 0, equal "
+             f"when it lies within ±{PRECISION_POINTS:g} points")
 
 RULES = [
     (AGREES, f"Accuracies: the paper's value lies in our 95% interval, a Student-t interval over "
@@ -43,27 +53,35 @@ RULES = [
              f"paired t-tests are judged by their effect, adaptive − softmax in points: the "
              f"paper's effect lies in our 95% t-interval of the paired per-model differences and "
              f"the half-width meets the accuracy rows' limit; whether either test is significant "
-             f"never decides. "
-             f"CLRS-Text claims (our own small models, per algorithm: exact match of the final "
-             f"output pooled over seeds at lengths beyond training, Wilson 95% intervals): "
-             f"adaptive trained in wins (its interval above softmax's) on more than half of the "
-             f"algorithms; on the exceptions it wins on fewer than half; adaptive applied at "
-             f"inference only to softmax-trained models wins on none."),
+             f"never decides. {CLRS_TEXT}, and {GATE_TEXT}: adaptive trained in is ahead of "
+             f"softmax on more than half of the algorithms; on the exceptions it is behind on "
+             f"more than half; applied at inference only to softmax-trained models it is behind "
+             f"on more than half and ahead on none."),
     (DIFFERS, "The paper's value (or effect) lies outside our 95% interval, whatever the "
-              "interval's width; or a closed-form claim does not match its algebra, or a bound "
-              "the paper proves is violated in our data (a bug). "
-              "CLRS-Text: softmax wins on at least half of the algorithms; adaptive wins on at "
-              "least half of the exceptions; adaptive at inference only wins on more than half."),
-    (IDENTITY, "A closed-form claim: it holds by algebra, so agreement shows nothing about the "
-               "paper's experiments. We recompute it (and, where we have data, check it "
-               "numerically); it is never called reproduced."),
+              "interval's width; or a bound the paper proves is violated in our data (a bug). "
+              "CLRS-Text: adaptive trained in is behind on at least half of the algorithms, or "
+              "ahead on at least half of the exceptions; at inference only, ahead on more than "
+              "half. In the derived-here table: our arithmetic does not give the printed "
+              "number."),
+    (NO_DIFFERENCE, "CLRS-Text: the two sides are equal on more than half of the algorithms "
+                    "(the difference's interval within the equality margin). Its own count, "
+                    "never counted as agreement, even where the paper's claim is that a remedy "
+                    "does not help."),
+    (IDENTITY, "A formal result: it holds by proof, so agreement shows nothing about the "
+               "paper's experiments. We check it numerically (0 violations in our data); it is "
+               "never called reproduced. In the derived-here table: our arithmetic gives the "
+               "number as printed."),
     (ANALOGUE, "The paper measured Gemma 2B/7B, whose weights are not available offline; our "
                "number comes from small transformers of our own and is shown for scale only."),
     (INCONCLUSIVE, f"Measured, but the rule cannot decide: the paper's value lies inside an "
                    f"interval too wide for a verdict (for an effect: underpowered), fewer than "
-                   f"{MIN_MODELS} trained models, no interval, a CLRS-Text claim between its agree and differ rules, "
-                   f"or a file with nothing to judge."),
-    (NOT_MEASURED, "The result file the claim needs is missing or was refused (see its section)."),
+                   f"{MIN_MODELS} trained models, no interval, or a CLRS-Text claim between its "
+                   f"rules."),
+    (NOT_MEASURED, "The result file the claim needs is missing or was refused (see its section), "
+                   "or lacks the point; a CLRS-Text claim whose models did not all pass the "
+                   "competence gate (they did not learn the task), or, for the exceptions, whose "
+                   "models were trained without traces; a refitted point that lies beyond the "
+                   "data's entropy range (never a clamped value)."),
 ]
 
 
@@ -526,109 +544,6 @@ def gemma_rows(deltas: "np.ndarray | None", present: bool, source: str, missing_
             rows.append(Row(GEMMA, claim, "logit-spread-in-llms", paper,
                             f"{d.mean():.2f} ± {d.std(ddof=1) if d.size > 1 else 0.0:.2f}",
                             ANALOGUE, described, source=source))
-    return rows
-
-
-# ---- CLRS-Text: qualitative claims
-
-CLRS = "Algorithmic text (CLRS-Text), qualitative"
-CLRS_CLAIMS = (
-    "adaptive temperature trained into every head beats softmax on most algorithms, mostly at "
-    "unseen larger sizes",
-    "exceptions: heapsort, bubble_sort, mst_kruskal (longest traces, high-entropy heads)",
-    "adaptive temperature applied at inference only fails on text",
-)
-
-
-CLRS_EXCEPTIONS = ("heapsort", "bubble_sort", "mst_kruskal")
-NEVER_GENERATED = {"mst_kruskal": "graph traces are not generated by this suite"}
-OUR_MODELS = ("our own small transformers trained from scratch on generated CLRS-Text-format "
-              "traces (not the paper's Gemma fine-tuning)")
-
-
-def _wilson(pools: dict, key) -> tuple | None:
-    right, total = pools.get(key, (0, 0))
-    return mr.wilson_interval(right, total) if total > 0 else None
-
-
-def _ahead(pools: dict, algorithm: str, a, b) -> int | None:
-    """+1 when a's Wilson interval lies above b's, −1 when below, 0 when they overlap, None when
-    either is not measured; a, b: (trained normaliser, item) keys into `pools`."""
-    ia, ib = _wilson(pools, (algorithm, *a)), _wilson(pools, (algorithm, *b))
-    if ia is None or ib is None:
-        return None
-    return 1 if ia[0] > ib[1] else -1 if ib[0] > ia[1] else 0
-
-
-ADAPTIVE_TRAINED, SOFTMAX_TRAINED = ("adaptive", "trained"), ("softmax", "trained")
-ADAPTIVE_AT_INFERENCE = ("softmax", "adaptive")
-
-
-def judge_clrs(pools: dict) -> list:
-    """Per CLRS_CLAIMS entry (verdict, ours, why) from text_results.unseen_pools: exact match of
-    the final output pooled over seeds at unseen lengths beyond training, per algorithm, compared
-    by Wilson 95% intervals (the rule of RULES)."""
-    algorithms = sorted({a for a, _, _ in pools})
-    general = [a for a in algorithms if a not in CLRS_EXCEPTIONS]
-    out = []
-    # 1: adaptive trained in beats softmax on most algorithms
-    signs = {a: _ahead(pools, a, ADAPTIVE_TRAINED, SOFTMAX_TRAINED) for a in general}
-    signs = {a: s for a, s in signs.items() if s is not None}
-    m, won, lost = len(signs), sum(s > 0 for s in signs.values()), sum(s < 0 for s in signs.values())
-    if m == 0:
-        out.append((INCONCLUSIVE, None, "no algorithm has both adaptive- and softmax-trained "
-                    f"models evaluated beyond their training lengths; {OUR_MODELS}"))
-    else:
-        verdict = AGREES if won > m / 2 else DIFFERS if lost >= m / 2 else INCONCLUSIVE
-        out.append((verdict, f"{won} of {m} algorithms",
-                    f"adaptive's interval above softmax's on {won}, below on {lost}, overlapping "
-                    f"on {m - won - lost} of {m} algorithms ({', '.join(signs)}); {OUR_MODELS}"))
-    # 2: the exceptions, where adaptive does not help
-    missing = [a for a in CLRS_EXCEPTIONS
-               if _ahead(pools, a, ADAPTIVE_TRAINED, SOFTMAX_TRAINED) is None]
-    notes = "; ".join(f"{a}: " + NEVER_GENERATED.get(a, "not evaluated with both kinds of model")
-                      for a in missing)
-    measured = {a: _ahead(pools, a, ADAPTIVE_TRAINED, SOFTMAX_TRAINED)
-                for a in CLRS_EXCEPTIONS if a not in missing}
-    if not measured:
-        out.append((NOT_MEASURED, None, f"{notes}; {OUR_MODELS}"))
-    else:
-        won = sum(s > 0 for s in measured.values())
-        verdict = DIFFERS if won >= len(measured) / 2 else AGREES
-        out.append((verdict, f"adaptive ahead on {won} of {len(measured)}",
-                    f"adaptive's interval above softmax's on {won} of "
-                    f"{', '.join(measured)}" + (f"; {notes}" if notes else "") + f"; {OUR_MODELS}"))
-    # 3: adaptive temperature at inference only, on softmax-trained models
-    signs = {a: _ahead(pools, a, ADAPTIVE_AT_INFERENCE, SOFTMAX_TRAINED) for a in algorithms}
-    signs = {a: s for a, s in signs.items() if s is not None}
-    m, above = len(signs), sum(s > 0 for s in signs.values())
-    if m == 0:
-        out.append((INCONCLUSIVE, None, "no softmax-trained model evaluated with adaptive at "
-                    f"inference beyond its training lengths; {OUR_MODELS}"))
-    else:
-        verdict = AGREES if above == 0 else DIFFERS if above > m / 2 else INCONCLUSIVE
-        out.append((verdict, f"above on {above} of {m} algorithms",
-                    f"adaptive at inference's interval above softmax's on {above} of {m} "
-                    f"algorithms ({', '.join(signs)}); {OUR_MODELS}"))
-    return out
-
-
-def clrs_rows(present: bool, source: str, missing_why: str, judged: list | None = None) -> list:
-    """`judged`: per claim (verdict, ours, why) from judge_clrs, or None when the file could not
-    be read by its reader (then INCONCLUSIVE for a present file)."""
-    rows = []
-    for i, claim in enumerate(CLRS_CLAIMS):
-        if not present:
-            rows.append(_not_measured(CLRS, claim, "algorithmic-text", "claimed", missing_why,
-                                      source=source))
-        elif judged is None:
-            rows.append(Row(CLRS, claim, "algorithmic-text", "claimed", None, INCONCLUSIVE,
-                            "the file is present but its reader found nothing to judge",
-                            source=source))
-        else:
-            verdict, ours, why = judged[i]
-            rows.append(Row(CLRS, claim, "algorithmic-text", "claimed", ours, verdict, why,
-                            source=source))
     return rows
 
 

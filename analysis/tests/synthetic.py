@@ -495,6 +495,36 @@ def write_eval_text(path, lengths=(4, 5, 8, 16, 32), algorithms=("minimum", "bin
     write_result(path, "eval-text", grid, metrics)
 
 
+def write_text_files(directory, exact: dict, lengths=(4, 8, 16, 32), train_lengths=(4, 8),
+                     samples=100, seen_exact: float = 1.0, trace: bool = False,
+                     attrs: dict | None = None):
+    """train-text.h5 with one model per trained normaliser (500 steps) and eval-text.h5
+    evaluating each on its algorithms: exact[(algorithm, trained)] = (trained fraction,
+    adaptive-at-inference fraction) beyond training; inside training every model's exact match
+    is `seen_exact` (the competence gate's figure). `attrs`: root attributes of both files."""
+    normalisers = sorted({t for _, t in exact})
+    grid = [{"normaliser": t, "seed": 1, "steps": 500, "trace": "on" if trace else "off"}
+            for t in normalisers]
+    ids = write_result(directory / "train-text.h5", "train-text", grid,
+                       {"loss": np.zeros(len(grid))}, attrs=attrs)
+    model = dict(zip(normalisers, ids))
+    points, metrics = [], {k: [] for k in ("evaluated", "trace", "in_training_lengths",
+                                           "exact_final.trained", "exact_final.adaptive")}
+    for (algo, t), (f_trained, f_adaptive) in exact.items():
+        for n in lengths:
+            points.append({"checkpoint": f"results/train-text.h5#{model[t]}", "algorithm": algo,
+                           "length": n, "samples": samples, "normaliser": "trained+adaptive",
+                           "seed": 1})
+            seen = n in train_lengths
+            metrics["evaluated"].append(1)
+            metrics["trace"].append(int(trace))
+            metrics["in_training_lengths"].append(int(seen))
+            metrics["exact_final.trained"].append(seen_exact if seen else f_trained)
+            metrics["exact_final.adaptive"].append(
+                float("nan") if t == "adaptive" else seen_exact if seen else f_adaptive)
+    write_result(directory / "eval-text.h5", "eval-text", points, metrics, attrs=attrs)
+
+
 def write_text_pairs(directory, lengths=(4, 5, 6, 7, 8, 20, 40, 70), train_lengths=(4, 5, 7),
                      seeds=(1, 2), samples=10, right=None):
     """train-text.h5 with a softmax and an adaptive model per seed (same other parameters) and

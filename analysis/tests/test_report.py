@@ -16,6 +16,7 @@ import report
 import report_html as H
 import report_sources
 import scorecard as sc
+import scorecard_clrs
 import synthetic
 from report_sections import SECTIONS, Section
 
@@ -257,95 +258,26 @@ def test_remedies_table_per_remedy_and_n(tmp_path):
 # ---- CLRS-Text claims
 
 
-def pools(table: dict, total: int = 200) -> dict:
-    """{(algorithm, trained, item): fraction} -> unseen_pools' {key: (right, samples)}."""
-    return {k: (int(round(f * total)), total) for k, f in table.items()}
-
-
-def text_table(adaptive: dict, softmax: dict, at_inference: dict | None = None) -> dict:
-    out = {}
-    for a, f in adaptive.items():
-        out[(a, "adaptive", "trained")] = f
-    for a, f in softmax.items():
-        out[(a, "softmax", "trained")] = f
-        out[(a, "softmax", "adaptive")] = (at_inference or {}).get(a, f * 0.8)
-    return out
-
-
-def test_clrs_claim_one_agrees_differs_and_is_inconclusive_between():
-    algos = ("minimum", "binary_search", "insertion_sort")
-    wins = text_table({a: 0.8 for a in algos}, {a: 0.4 for a in algos})
-    verdict, ours, why = sc.judge_clrs(pools(wins))[0]
-    assert verdict == sc.AGREES and ours == "3 of 3 algorithms" and "not the paper's Gemma" in why
-    losses = text_table({a: 0.3 for a in algos}, {a: 0.8 for a in algos})
-    assert sc.judge_clrs(pools(losses))[0][:2] == (sc.DIFFERS, "0 of 3 algorithms")
-    ties = text_table({a: 0.5 for a in algos}, {a: 0.5 for a in algos})
-    assert sc.judge_clrs(pools(ties))[0][0] == sc.INCONCLUSIVE
-    assert sc.judge_clrs(pools({}))[0][0] == sc.INCONCLUSIVE
-
-
-def test_clrs_exceptions_not_measured_agree_and_differ():
-    base = text_table({"minimum": 0.8}, {"minimum": 0.4})
-    verdict, ours, why = sc.judge_clrs(pools(base))[1]
-    assert verdict == sc.NOT_MEASURED and "mst_kruskal: graph traces are not generated" in why
-    same = text_table({"minimum": 0.8, "heapsort": 0.4}, {"minimum": 0.4, "heapsort": 0.4})
-    verdict, ours, why = sc.judge_clrs(pools(same))[1]
-    assert verdict == sc.AGREES and ours == "adaptive ahead on 0 of 1" and "bubble_sort" in why
-    wins = text_table({"heapsort": 0.9, "bubble_sort": 0.4}, {"heapsort": 0.3, "bubble_sort": 0.4})
-    assert sc.judge_clrs(pools(wins))[1][:2] == (sc.DIFFERS, "adaptive ahead on 1 of 2")
-
-
-def test_clrs_adaptive_at_inference_agrees_unless_above():
-    algos = ("minimum", "binary_search")
-    below = text_table({}, {a: 0.6 for a in algos}, {a: 0.2 for a in algos})
-    assert sc.judge_clrs(pools(below))[2][:2] == (sc.AGREES, "above on 0 of 2 algorithms")
-    level = text_table({}, {a: 0.6 for a in algos}, {a: 0.6 for a in algos})
-    assert sc.judge_clrs(pools(level))[2][0] == sc.AGREES
-    above = text_table({}, {a: 0.3 for a in algos}, {a: 0.9 for a in algos})
-    assert sc.judge_clrs(pools(above))[2][:2] == (sc.DIFFERS, "above on 2 of 2 algorithms")
-    one = text_table({}, {a: 0.3 for a in algos}, {"minimum": 0.9, "binary_search": 0.3})
-    assert sc.judge_clrs(pools(one))[2][0] == sc.INCONCLUSIVE
-
-
-def write_text_files(directory, exact: dict, lengths=(4, 8, 16, 32), train_lengths=(4, 8),
-                     samples=100):
-    """train-text.h5 with one model per trained normaliser and eval-text.h5 evaluating each on
-    its algorithms: exact[(algorithm, trained)] = (trained fraction, adaptive-at-inference
-    fraction) beyond training; inside training every model is right on every sample."""
-    normalisers = sorted({t for _, t in exact})
-    grid = [{"normaliser": t, "seed": 1} for t in normalisers]
-    ids = synthetic.write_result(directory / "train-text.h5", "train-text", grid,
-                                 {"loss": np.zeros(len(grid))})
-    model = dict(zip(normalisers, ids))
-    points, metrics = [], {k: [] for k in ("evaluated", "in_training_lengths",
-                                           "exact_final.trained", "exact_final.adaptive")}
-    for (algo, t), (f_trained, f_adaptive) in exact.items():
-        for n in lengths:
-            points.append({"checkpoint": f"results/train-text.h5#{model[t]}", "algorithm": algo,
-                           "length": n, "samples": samples, "normaliser": "trained+adaptive",
-                           "seed": 1})
-            seen = n in train_lengths
-            metrics["evaluated"].append(1)
-            metrics["in_training_lengths"].append(int(seen))
-            metrics["exact_final.trained"].append(1.0 if seen else f_trained)
-            metrics["exact_final.adaptive"].append(
-                float("nan") if t == "adaptive" else 1.0 if seen else f_adaptive)
-    synthetic.write_result(directory / "eval-text.h5", "eval-text", points, metrics)
-
-
 def test_clrs_rows_read_the_text_files_and_their_training_normalisers(tmp_path):
-    write_text_files(tmp_path, {("minimum", "adaptive"): (0.2, 0), ("minimum", "softmax"): (0.9, 0.1),
-                                ("sorting", "adaptive"): (0.1, 0), ("sorting", "softmax"): (0.8, 0.1),
-                                ("heapsort", "adaptive"): (0.5, 0),
-                                ("heapsort", "softmax"): (0.5, 0.5)})
+    exact = {("minimum", "adaptive"): (0.2, 0), ("minimum", "softmax"): (0.9, 0.1),
+             ("sorting", "adaptive"): (0.1, 0), ("sorting", "softmax"): (0.8, 0.1),
+             ("heapsort", "adaptive"): (0.5, 0), ("heapsort", "softmax"): (0.5, 0.5)}
+    synthetic.write_text_files(tmp_path, exact)
     page, inputs, rows = build(tmp_path)
     assert inputs.sources["eval-text.h5"].ok
-    claims = [r for r in rows if r.group == sc.CLRS]
-    # inside training every model is perfect: only lengths 16 and 32 count, and softmax wins
+    claims = [r for r in rows if r.group == scorecard_clrs.CLRS]
+    # inside training every model is perfect: only lengths 16 and 32 count, and softmax wins;
+    # the models were trained without traces, so the exceptions are not measured
     assert [(r.verdict, r.ours) for r in claims] == [
-        (sc.DIFFERS, "0 of 2 algorithms"), (sc.AGREES, "adaptive ahead on 0 of 1"),
-        (sc.AGREES, "above on 0 of 3 algorithms")]
+        (sc.DIFFERS, "ahead on 0 of 2 algorithms"), (sc.NOT_MEASURED, None),
+        (sc.AGREES, "ahead on 0, behind on 2 of 3 algorithms")]
     assert "CLRS-Text claims" in section_text(page, "scorecard")
+    # the same models at 50% on their own training lengths did not learn the task
+    synthetic.write_text_files(tmp_path, exact, seen_exact=0.5)
+    page, inputs, rows = build(tmp_path)
+    claims = [r for r in rows if r.group == scorecard_clrs.CLRS]
+    assert [r.verdict for r in claims] == [sc.NOT_MEASURED] * 3
+    assert "did not learn the task" in claims[0].why and "softmax, seed 1: 50.0%" in claims[0].why
 
 
 def write_transformer_dispersion(path, growing=("alibi",), ns=(64, 256, 1024)):

@@ -5,8 +5,10 @@ nothing, a refit point beyond the data.
 """
 import numpy as np
 
+import competence_gate as gate
 import report
 import scorecard as sc
+import scorecard_clrs as clrs
 import synthetic
 
 PAPER_N = synthetic.PAPER_N
@@ -200,3 +202,102 @@ def test_a_refit_without_the_point_inside_data_that_hold_the_papers_point_differ
     assert rows["peak of the refitted β(H) at H ="].verdict == sc.DIFFERS
     assert rows["refitted β(H) > 1 up to H ="].verdict == sc.DIFFERS
     assert rows["peak value of the refitted β(H)"].verdict == sc.NOT_MEASURED
+
+
+# ---- 1. the competence gate, "no difference", traces
+
+
+def pools(table: dict, total: int = 320) -> dict:
+    """{(algorithm, trained, item): fraction} -> unseen_pools' {key: (right, samples)}."""
+    return {k: (int(round(f * total)), total) for k, f in table.items()}
+
+
+def text_table(adaptive: dict, softmax: dict, at_inference: dict | None = None) -> dict:
+    out = {}
+    for a, f in adaptive.items():
+        out[(a, "adaptive", "trained")] = f
+    for a, f in softmax.items():
+        out[(a, "softmax", "trained")] = f
+        out[(a, "softmax", "adaptive")] = (at_inference or {}).get(a, f * 0.8)
+    return out
+
+
+def models_of(table: dict, exact: float = 0.99, traces: bool = False, failing=()) -> dict:
+    """One Competence per (algorithm, trained normaliser) of a text_table, at `exact` on its
+    training lengths (0.30 for the (algorithm, normaliser) pairs in `failing`)."""
+    out = {}
+    for algorithm, trained, _ in table:
+        ref = f"train-text.h5#{algorithm}-{trained}"
+        out[ref] = gate.Competence(ref, trained, 1, (algorithm,), (4, 5, 7),
+                                   0.30 if (algorithm, trained) in failing else exact, traces)
+    return out
+
+
+def judge(table: dict, **kw) -> list:
+    return clrs.judge_clrs(pools(table), models_of(table, **kw))
+
+
+def test_clrs_claim_one_agrees_differs_no_difference_and_is_inconclusive_between():
+    algos = ("minimum", "binary_search", "insertion_sort")
+    verdict, ours, why = judge(text_table({a: 0.8 for a in algos}, {a: 0.4 for a in algos}))[0]
+    assert verdict == sc.AGREES and ours == "ahead on 3 of 3 algorithms"
+    assert "not the paper's Gemma" in why
+    losses = text_table({a: 0.3 for a in algos}, {a: 0.8 for a in algos})
+    assert judge(losses)[0][:2] == (sc.DIFFERS, "ahead on 0 of 3 algorithms")
+    both_zero = text_table({a: 0.0 for a in algos}, {a: 0.0 for a in algos})
+    assert judge(both_zero)[0][0] == sc.NO_DIFFERENCE
+    unclear = text_table({a: 0.5 for a in algos}, {a: 0.5 for a in algos})   # ±7.7 points
+    assert judge(unclear)[0][0] == sc.INCONCLUSIVE
+    assert clrs.judge_clrs({}, {})[0][0] == sc.NOT_MEASURED
+
+
+def test_clrs_rows_about_models_that_did_not_learn_are_not_measured():
+    # The hostile reading's case: softmax-trained models near chance, adaptive at inference
+    # below them, was "agrees" ("above on 0 of 2 algorithms").
+    algos = ("minimum", "binary_search")
+    table = text_table({}, {a: 0.16 for a in algos}, {a: 0.10 for a in algos})
+    assert judge(table)[2][0] == sc.AGREES                          # competent models
+    verdict, ours, why = judge(table, exact=0.19)[2]
+    assert verdict == sc.NOT_MEASURED and "did not learn the task" in why
+    assert "gate ≥ 95%" in why and "minimum, softmax, seed 1: 19.0%" in why
+    # one model below the gate is enough; the gate's boundary passes
+    table = text_table({a: 0.8 for a in algos}, {a: 0.4 for a in algos})
+    assert judge(table, failing=[("minimum", "adaptive")])[0][0] == sc.NOT_MEASURED
+    assert judge(table, exact=gate.GATE)[0][0] == sc.AGREES
+    assert not gate.Competence("m", "softmax", 1, ("minimum",), (4,), None, False).passes
+
+
+def test_clrs_exceptions_not_measured_without_traces_and_equal_is_no_difference():
+    base = text_table({"minimum": 0.8}, {"minimum": 0.4})
+    verdict, ours, why = judge(base, traces=True)[1]
+    assert verdict == sc.NOT_MEASURED and "mst_kruskal: graph traces are not generated" in why
+    behind = text_table({"heapsort": 0.2, "bubble_sort": 0.1}, {"heapsort": 0.6, "bubble_sort": 0.5})
+    verdict, ours, why = judge(behind)[1]
+    assert verdict == sc.NOT_MEASURED and "trained without traces" in why
+    assert judge(behind, traces=True)[1][:2] == (sc.AGREES, "ahead on 0, behind on 2 of 2")
+    zero = text_table({"heapsort": 0.0, "bubble_sort": 0.0}, {"heapsort": 0.0, "bubble_sort": 0.0})
+    assert judge(zero, traces=True)[1][0] == sc.NO_DIFFERENCE      # was "agrees"
+    wins = text_table({"heapsort": 0.9, "bubble_sort": 0.4}, {"heapsort": 0.3, "bubble_sort": 0.4})
+    assert judge(wins, traces=True)[1][:2] == (sc.DIFFERS, "ahead on 1, behind on 0 of 2")
+
+
+def test_clrs_adaptive_at_inference_agrees_only_below_and_equal_is_no_difference():
+    algos = ("minimum", "binary_search")
+    below = text_table({}, {a: 0.6 for a in algos}, {a: 0.2 for a in algos})
+    assert judge(below)[2][:2] == (sc.AGREES, "ahead on 0, behind on 2 of 2 algorithms")
+    level = text_table({}, {a: 1.0 for a in algos}, {a: 1.0 for a in algos})
+    assert judge(level)[2][0] == sc.NO_DIFFERENCE                   # was "agrees"
+    above = text_table({}, {a: 0.3 for a in algos}, {a: 0.9 for a in algos})
+    assert judge(above)[2][0] == sc.DIFFERS
+    one = text_table({}, {a: 0.3 for a in algos}, {"minimum": 0.9, "binary_search": 0.3})
+    assert judge(one)[2][0] == sc.INCONCLUSIVE
+
+
+def test_the_gate_reads_each_models_training_lengths_from_the_eval_text_file(tmp_path):
+    synthetic.write_text_files(tmp_path, {("minimum", "softmax"): (0.9, 0.1),
+                                ("minimum", "adaptive"): (0.2, 0)}, seen_exact=0.5)
+    models = gate.competence(str(tmp_path / "eval-text.h5"))
+    assert sorted(m.trained for m in models.values()) == ["adaptive", "softmax"]
+    for m in models.values():
+        assert m.lengths == (4, 8) and m.exact == 0.5 and not m.passes and not m.traces
+        assert m.algorithms == ("minimum",) and m.seed == 1
