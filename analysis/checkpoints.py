@@ -36,10 +36,10 @@ def training_params(path: str, references: list, experiment: str = "train-text")
     return out
 
 
-def steps_text(params: list) -> str:
+def steps_text(steps) -> str:
     """The training steps of some models as the page prints them: "4000", "500–800" when they
-    differ, "" when no model's steps are known. `params`: training_params values (None allowed)."""
-    steps = sorted({int(p["steps"]) for p in params if p and "steps" in p})
-    if not steps:
+    differ, "" when no model's steps are known. `steps`: int or None per model."""
+    known = sorted({int(k) for k in steps if k is not None})
+    if not known:
         return ""
-    return str(steps[0]) if len(steps) == 1 else f"{steps[0]}–{steps[-1]}"
+    return str(known[0]) if len(known) == 1 else f"{known[0]}–{known[-1]}"

@@ -27,6 +27,7 @@ class Competence:
     lengths: tuple           # its training lengths among the evaluated rows
     exact: float | None      # mean exact_final.trained over those rows; None: no such row
     traces: bool             # trained (and evaluated) with the algorithms' traces
+    steps: int | None = None  # training steps (None when its training file is not found)
 
     @property
     def passes(self) -> bool:
@@ -64,7 +65,8 @@ def competence(path: str) -> dict:
             algorithms=tuple(sorted({algos[i] for i in rows})),
             lengths=tuple(sorted({int(lengths[i]) for i in seen})),
             exact=float(np.mean(exact[seen])) if seen else None,
-            traces=bool(rows) and bool(np.all(traces[rows])))
+            traces=bool(rows) and bool(np.all(traces[rows])),
+            steps=int(p["steps"]) if "steps" in p else None)
     return out
 
 

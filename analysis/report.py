@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # works from any
 
 import numpy as np  # noqa: E402
 
+import checkpoints  # noqa: E402
 import common  # noqa: E402
 import competence_gate  # noqa: E402
 import fig_beta_polynomial  # noqa: E402
@@ -122,63 +123,90 @@ GEMMA_ANALOGUE = {"layer_norm": (1,), "init_scale": (1.0,), "checkpoint": ("none
 
 def transformer_deltas(result) -> tuple:
     """([heads] δ of every head (/arrays/<id>/delta_max [layer, head]) of the GEMMA_ANALOGUE
-    models at their largest n, description) or (None, why)."""
+    models at their largest n, description, number of models) or (None, why, None)."""
     if result is None:
-        return None, ""
+        return None, "", None
     needed = [k for k in list(GEMMA_ANALOGUE) + ["n", "positional"] if k not in result.params]
     if needed:
-        return None, f"the file lacks the parameters {', '.join(needed)}"
+        return None, f"the file lacks the parameters {', '.join(needed)}", None
     rows = [i for i in result.rows(**{k: list(v) for k, v in GEMMA_ANALOGUE.items()})
             if sc.bounded_positions({"positional": result.params["positional"][i],
                                      "layer_norm": result.params["layer_norm"][i]})]
     if len(rows) == 0:
         return None, ("no random model with bounded positions, LayerNorm and init scale 1 in "
-                      "the file")
+                      "the file"), None
     model_params = [k for k in transformer_theorem.MODEL_PARAMS if k in result.params]
     deltas, sizes = [], set()
     for _, group in result.group_by(*model_params, among=np.array(rows, dtype=int)):
         last = group[int(np.argmax(result.params["n"][group]))]
         arrays = result.arrays(result.ids[last])
         if "delta_max" not in arrays:
-            return None, f"/arrays/{result.ids[last]} has no delta_max"
+            return None, f"/arrays/{result.ids[last]} has no delta_max", None
         deltas.append(np.asarray(arrays["delta_max"], dtype=float).ravel())
         sizes.add(int(result.params["n"][last]))
     d = np.concatenate(deltas)
     return d[np.isfinite(d)], (f"{d.size} heads of {len(deltas)} random transformer(s) with "
                                f"bounded positions, LayerNorm, init scale 1, at n = "
-                               f"{', '.join(map(str, sorted(sizes)))}")
+                               f"{', '.join(map(str, sorted(sizes)))}"), len(deltas)
 
+
+
+def row_provenance(inputs: Inputs, name: str, steps: str = "") -> sc.Provenance:
+    """A row's provenance as far as the file tells it: its name, root attribute `scale` as
+    written, where the file comes from, and the training steps of its models (`steps`)."""
+    source = inputs.sources[name]
+    return sc.Provenance(name, source.scale if source.ok else "", source.origin, steps=steps)
+
+
+def training_steps(inputs: Inputs, name: str, experiment: str) -> str:
+    """The training steps of the models a file's `checkpoint` column names (their training
+    files, `experiment`, beside it): "4000", "500–800", or "" when not found."""
+    result = inputs.result(name)
+    if result is None or "checkpoint" not in result.params:
+        return ""
+    refs = sorted({str(common._decode(r)) for r in result.params["checkpoint"]} - {"none"})
+    params = checkpoints.training_params(result.path, refs, experiment)
+    return checkpoints.steps_text(p.get("steps") if p else None for p in params.values())
 
 
 def build_scorecard(inputs: Inputs) -> list:
     def why(name):
         return inputs.why_not(name) if inputs.sources[name].state != "ok" else ""
 
+    def where(name):
+        return row_provenance(inputs, name)
+
+    max_steps = training_steps(inputs, "eval-max.h5", "train-max")
     rows = []
-    rows += sc.accuracy_rows(inputs.eval_max, "eval-max.h5", why("eval-max.h5"))
-    rows += sc.p_value_rows(inputs.eval_max, "eval-max.h5", why("eval-max.h5"))
-    rows += sc.lemma_rows(inputs.result("bounds.h5"), "bounds.h5", why("bounds.h5"))
-    rows += sc.weight_bound_rows(inputs.result("weight-bound.h5"), "weight-bound.h5",
+    rows += sc.accuracy_rows(inputs.eval_max, row_provenance(inputs, "eval-max.h5", max_steps),
+                             why("eval-max.h5"))
+    rows += sc.p_value_rows(inputs.eval_max, row_provenance(inputs, "eval-max.h5", max_steps),
+                            why("eval-max.h5"))
+    rows += sc.lemma_rows(inputs.result("bounds.h5"), where("bounds.h5"), why("bounds.h5"))
+    rows += sc.weight_bound_rows(inputs.result("weight-bound.h5"), where("weight-bound.h5"),
                                  why("weight-bound.h5"))
-    rows += sc.entropy_rows(inputs.result("entropy-temperature.h5"), "entropy-temperature.h5",
-                            why("entropy-temperature.h5"))
-    rows += sc.refit_rows(inputs.fits, "fit-adaptive.h5", why("fit-adaptive.h5"))
-    rows += sc.transformer_rows(inputs.transformer, "transformer-dispersion.h5",
+    rows += sc.entropy_rows(inputs.result("entropy-temperature.h5"),
+                            where("entropy-temperature.h5"), why("entropy-temperature.h5"))
+    rows += sc.refit_rows(inputs.fits, row_provenance(inputs, "fit-adaptive.h5", training_steps(
+        inputs, "fit-adaptive.h5", "train-max")), why("fit-adaptive.h5"))
+    rows += sc.transformer_rows(inputs.transformer, where("transformer-dispersion.h5"),
                                 why("transformer-dispersion.h5"))
     transformer = inputs.result("transformer-dispersion.h5")
-    deltas, described = transformer_deltas(transformer)
-    rows += sc.gemma_rows(deltas, transformer is not None, "transformer-dispersion.h5",
+    deltas, described, models = transformer_deltas(transformer)
+    rows += sc.gemma_rows(deltas, transformer is not None,
+                          where("transformer-dispersion.h5").of(models),
                           why("transformer-dispersion.h5"), described)
     text_ok = inputs.sources["eval-text.h5"].ok
     judged = (scorecard_clrs.judge_clrs(inputs.text_pools, inputs.text_models)
               if inputs.text_pools and inputs.text_models else None)
-    rows += scorecard_clrs.clrs_rows(text_ok, "eval-text.h5", why("eval-text.h5"), judged)
+    rows += scorecard_clrs.clrs_rows(text_ok, where("eval-text.h5"), why("eval-text.h5"), judged)
     return rows
 
 
 def build_derived(inputs: Inputs) -> list:
     """The suite's own arithmetic on the paper's numbers: shown apart, never counted."""
-    return sc.polynomial_rows() + [sc.threshold_row(inputs.result("bounds.h5"), "bounds.h5")]
+    return sc.polynomial_rows() + [sc.threshold_row(inputs.result("bounds.h5"),
+                                                    row_provenance(inputs, "bounds.h5"))]
 
 
 # ---- tables of the sections
@@ -542,12 +570,13 @@ def scorecard_table(rows: list, page_dir: str) -> str:
         claim = docs_link(r.anchor, page_dir, r.claim)
         if r.reconstructed:
             claim += " " + H.badge("stale", "reconstructed protocol")
-        if r.source:
-            claim += f'<br><small class="source">{H.esc(r.source)}</small>'
+        claim += f'<br><small class="source">{H.esc(r.provenance.text())}</small>'
+        paper = _value(r.paper, r) + (f'<br><small class="source">{H.esc(r.paper_source)}'
+                                      f'</small>' if r.paper_source else "")
         interval = (H.MISSING if r.low is None and r.high is None else
                     f'<span class="nowrap">[{_value(r.low, r)}, {_value(r.high, r)}]</span>'
                     + (f"<br><small>{H.esc(r.interval_of)}</small>" if r.interval_of else ""))
-        body.append([claim, _value(r.paper, r), _value(r.ours, r), interval,
+        body.append([claim, paper, _value(r.ours, r), interval,
                      H.number(r.width, digits=max(r.digits, 3), decimals=r.decimals),
                      (H.esc(r.verdict), "verdict"), H.esc(r.why)])
         classes.append(VERDICT_CLASS.get(r.verdict, ""))
@@ -561,7 +590,11 @@ def scorecard_html(rows: list, derived: list, page_dir: str) -> str:
            f"({docs_link('published-numbers', page_dir)}): the paper's value, ours with its 95% "
            f"interval and the interval's width, and a verdict computed from the data by these "
            f"rules. Only these {len(rows)} rows are counted; the suite's own arithmetic on the "
-           f"paper's numbers is in a separate table below.</p>",
+           f"paper's numbers is in a separate table below. Under each claim: the result file, "
+           f"its scale as the file states it, the number of models behind our number and their "
+           f"training steps, and “reconstructed protocol” where the paper does not state its "
+           f"protocol and the suite chose it; under the paper's value: where that number comes "
+           f"from.</p>",
            H.table(["verdict", "rule"], [[(H.esc(v), "verdict"), H.esc(t)] for v, t in sc.RULES],
                    classes="rules", row_classes=[VERDICT_CLASS[v] for v, _ in sc.RULES]),
            '<p class="counts">' + "".join(f"<span>{H.esc(v)}: <strong>{c}</strong></span>"
@@ -588,7 +621,10 @@ def scorecard_json(rows: list) -> str:
             return int(v)
         return v
 
-    data = [{k: plain(v) for k, v in vars(r).items()} | {"width": plain(r.width)} for r in rows]
+    data = [{k: plain(v) for k, v in vars(r).items() if k != "provenance"}
+            | {"width": plain(r.width),
+               "provenance": {k: plain(v) for k, v in vars(r.provenance).items()}}
+            for r in rows]
     text = json.dumps(data, ensure_ascii=False, sort_keys=True)
     return ('<script type="application/json" id="scorecard-data">'
             + text.replace("</", "<\\/") + "</script>")

@@ -27,7 +27,7 @@ AGREES = "agrees"
 DIFFERS = "differs"
 IDENTITY = "identity"
 NO_DIFFERENCE = "no difference"
-ANALOGUE = "not comparable (analogue)"
+ANALOGUE = "not comparable"
 NOT_MEASURED = "not measured"
 INCONCLUSIVE = "inconclusive"
 VERDICTS = (AGREES, DIFFERS, NO_DIFFERENCE, IDENTITY, ANALOGUE, INCONCLUSIVE, NOT_MEASURED)
@@ -85,6 +85,36 @@ RULES = [
 ]
 
 
+@dataclasses.dataclass(frozen=True)
+class Provenance:
+    """Where a row's numbers stand: the result file as the page read it and the models behind
+    them. `origin` says where the file comes from ("run": made into the results folder being
+    read; another source, e.g. "published: results/published/paper/eval-max.h5", is one more
+    value here, set by report_sources.Source.origin, without touching the rows)."""
+    file: str = ""               # result file name; "" for the suite's own arithmetic
+    scale: str = ""              # the file's root attribute `scale` as written; "" when not read
+    origin: str = "run"
+    models: int | None = None    # trained or random models behind the row's numbers
+    steps: str = ""              # their training steps ("4000", "500–800"); "" when not trained
+
+    def of(self, models: int | None) -> "Provenance":
+        return dataclasses.replace(self, models=models)
+
+    def text(self) -> str:
+        """e.g. 'eval-max.h5 · scale quick · 3 models × 4000 steps'."""
+        if not self.file:
+            return "arithmetic, no data"
+        parts = [self.file + ("" if self.origin == "run" else f" ({self.origin})")]
+        parts.append(f"scale {self.scale}" if self.scale else "file not read")
+        if self.models is not None:
+            parts.append(f"{self.models} model{'s' if self.models != 1 else ''}"
+                         + (f" × {self.steps} steps" if self.steps else ""))
+        return " · ".join(parts)
+
+
+ARITHMETIC = Provenance()
+
+
 @dataclasses.dataclass
 class Row:
     """One claim. Numbers are in the claim's unit (`unit`, e.g. '%': accuracies in percent).
@@ -103,10 +133,15 @@ class Row:
     unit: str = ""
     interval_of: str = ""
     reconstructed: bool = False  # the protocol behind ours is reconstructed, not the paper's
-    source: str = ""             # result file (or "closed form")
+    provenance: Provenance = ARITHMETIC
+    paper_source: str = ""       # where the paper's number comes from (default: by group)
     digits: int = 3              # significant digits of paper / ours / interval on the page
     decimals: int | None = None  # or fixed decimals (accuracies: 1, as the paper prints them)
     derived: bool = False        # the suite's own arithmetic: shown apart, never counted
+
+    def __post_init__(self):
+        if not self.paper_source:
+            self.paper_source = PAPER_SOURCES.get(self.group, "")
 
     @property
     def width(self) -> float | None:
@@ -156,10 +191,11 @@ def effect_verdict(paper: float, low: float | None, high: float | None, models: 
                             too_wide=f"underpowered: {models} models (interval ±{half:.2g})")
 
 
-def _not_measured(group, claim, anchor, paper, why, unit="", reconstructed=False, source="",
-                  digits=3) -> Row:
+def _not_measured(group, claim, anchor, paper, why, unit="", reconstructed=False,
+                  provenance: Provenance = ARITHMETIC, digits=3, paper_source="") -> Row:
     return Row(group, claim, anchor, paper, None, NOT_MEASURED, why, unit=unit,
-               reconstructed=reconstructed, source=source, digits=digits)
+               reconstructed=reconstructed, provenance=provenance, digits=digits,
+               paper_source=paper_source)
 
 
 # ---- max retrieval: the paper's accuracy table and its p-values
@@ -173,18 +209,19 @@ def _label(x: str) -> str:
     return mr.normaliser_label(x).replace("$\\theta$", "θ")
 
 
-def accuracy_rows(data: "mr.EvalMax | None", source: str, missing_why: str) -> list:
+def accuracy_rows(data: "mr.EvalMax | None", where: Provenance, missing_why: str) -> list:
     rows = []
     for x, values in mr.PAPER_ACCURACY.items():
         for n, paper in zip(mr.PAPER_N, values):
             claim = f"{_label(x)} accuracy at n = {n}"
             if data is None:
                 rows.append(_not_measured(TABLE, claim, MAX_ANCHOR, paper, missing_why, "%",
-                                          source=source))
+                                          reconstructed=True, provenance=where))
                 continue
             if n not in data.ns or not data.has(x, n):
                 rows.append(_not_measured(TABLE, claim, MAX_ANCHOR, paper,
-                                          f"n = {n} with {x} not in the file", "%", source=source))
+                                          f"n = {n} with {x} not in the file", "%",
+                                          reconstructed=True, provenance=where))
                 continue
             s = data.summary("correct", x, n)
             verdict, why = interval_verdict(paper, 100 * s.low, 100 * s.high, s.models,
@@ -192,11 +229,12 @@ def accuracy_rows(data: "mr.EvalMax | None", source: str, missing_why: str) -> l
             # a t-interval of accuracies can pass 0% or 100%; no accuracy lies there
             low, high = max(0.0, 100 * s.low), min(100.0, 100 * s.high)
             rows.append(Row(TABLE, claim, MAX_ANCHOR, paper, 100 * s.mean, verdict, why, low,
-                            high, "%", source=source, decimals=1))
+                            high, "%", reconstructed=True, provenance=where.of(s.models),
+                            decimals=1))
     return rows
 
 
-def p_value_rows(data: "mr.EvalMax | None", source: str, missing_why: str) -> list:
+def p_value_rows(data: "mr.EvalMax | None", where: Provenance, missing_why: str) -> list:
     """The paper's paired t-tests judged by their effect: adaptive − softmax in points, ours with
     the 95% t-interval of the paired per-model differences, against the paper's table."""
     rows = []
@@ -206,12 +244,12 @@ def p_value_rows(data: "mr.EvalMax | None", source: str, missing_why: str) -> li
         paper_difference = round(mr.paper_value(b, n) - mr.paper_value(a, n), 6)
         if data is None:
             rows.append(_not_measured(P_VALUES, claim, MAX_ANCHOR, paper_difference,
-                                      missing_why, source=source))
+                                      missing_why, reconstructed=True, provenance=where))
             continue
         if n not in data.ns or not (data.has(a, n) and data.has(b, n)):
             rows.append(_not_measured(P_VALUES, claim, MAX_ANCHOR, paper_difference,
                                       f"n = {n} with both normalisers not in the file",
-                                      source=source))
+                                      reconstructed=True, provenance=where))
             continue
         difference = 100 * (data.per_model("correct", b, n) - data.per_model("correct", a, n))
         mean, low, high = mr.t_interval(difference)
@@ -221,8 +259,8 @@ def p_value_rows(data: "mr.EvalMax | None", source: str, missing_why: str) -> li
                                       precision_limit(n))
         rows.append(Row(P_VALUES, claim, MAX_ANCHOR, paper_difference, mean, verdict,
                         f"{why}; paired t-test p = {mr.format_p(our_p)} (the paper's {paper_p:g})",
-                        low, high, interval_of="adaptive − softmax, points", source=source,
-                        decimals=2))
+                        low, high, interval_of="adaptive − softmax, points", reconstructed=True,
+                        provenance=where.of(difference.size), decimals=2))
     return rows
 
 
@@ -239,21 +277,21 @@ def worst_case_threshold(eps: float, ratio: float) -> float:
     return 1.0 + (1.0 / eps - 1.0) * math.exp(ratio)
 
 
-def lemma_rows(bounds, source: str, missing_why: str) -> list:
+def lemma_rows(bounds, where: Provenance, missing_why: str) -> list:
     """`bounds`: a common.Result of experiment bounds, or None."""
     claim = "exp(−δ/θ)/n ≤ α_k ≤ exp(δ/θ)/n for every logit law, n and δ/θ"
     if bounds is None:
         return [_not_measured(THEOREMS, claim, LEMMA_ANCHOR, "holds (lemma)", missing_why,
-                              source=source)]
+                              provenance=where)]
     if "violations" not in bounds.metrics:
         return [Row(THEOREMS, claim, LEMMA_ANCHOR, "holds (lemma)", None, INCONCLUSIVE,
-                    "the file has no 'violations' column", source=source)]
+                    "the file has no 'violations' column", provenance=where)]
     violations = int(np.sum(bounds.metrics["violations"]))
     return [Row(THEOREMS, claim, LEMMA_ANCHOR, "holds (lemma)", violations,
                 IDENTITY if violations == 0 else DIFFERS,
                 (f"0 violations in {len(bounds)} points" if violations == 0 else
                  f"{violations} violation(s) in {len(bounds)} points: the library is wrong"),
-                source=source)]
+                provenance=where)]
 
 
 # ---- derived here: the suite's own arithmetic on the paper's numbers, shown apart, never counted
@@ -261,7 +299,7 @@ def lemma_rows(bounds, source: str, missing_why: str) -> list:
 DERIVED_THRESHOLD = "The lemma's worst case at Gemma 2B's mean spread"
 
 
-def threshold_row(bounds, source: str) -> Row:
+def threshold_row(bounds, where: Provenance) -> Row:
     """n ≈ 297: the worst case's α_max < 1/2 at δ = 5.69, θ = 1, by the closed form (always),
     with the bracket of the measured crossing of the one-hot law when `bounds` has it."""
     claim = (f"worst case α_max < {THRESHOLD_EPS:g} from n ≈ {THRESHOLD_PAPER} at "
@@ -284,7 +322,7 @@ def threshold_row(bounds, source: str) -> Row:
                     f"points {'—' if low is None else int(low)} and "
                     f"{'—' if high is None else int(high)}")
     else:
-        measured = (f"; {source} has no one-hot points at δ = {THRESHOLD_SPREAD:g}, "
+        measured = (f"; {where.file} has no one-hot points at δ = {THRESHOLD_SPREAD:g}, "
                     f"θ = {THRESHOLD_THETA:g} to check it against" if bounds is not None
                     else "; arithmetic only (no data)")
     bracket_ok = (low is None or low < closed) and (high is None or closed <= high)
@@ -292,18 +330,18 @@ def threshold_row(bounds, source: str) -> Row:
     return Row(DERIVED_THRESHOLD, claim, "logit-spread-in-llms", THRESHOLD_PAPER, closed,
                IDENTITY if ok else DIFFERS, algebra + measured, low, high,
                interval_of="grid points around the measured crossing" if len(picked) else "",
-               source=source if len(picked) else "closed form", digits=4, derived=True)
+               provenance=where if len(picked) else ARITHMETIC, digits=4, derived=True)
 
 
-def weight_bound_rows(result, source: str, missing_why: str) -> list:
+def weight_bound_rows(result, where: Provenance, missing_why: str) -> list:
     claim = "δ ≤ 2·σmax(Q)·σmax(K)·‖y‖·max‖x_i‖"
     anchor = "weight-norm-bound"
     if result is None:
         return [_not_measured(THEOREMS, claim, anchor, "holds (bound)", missing_why,
-                              source=source)]
+                              provenance=where)]
     if "violations" not in result.metrics:
         return [Row(THEOREMS, claim, anchor, "holds (bound)", None, INCONCLUSIVE,
-                    "the file has no 'violations' column", source=source)]
+                    "the file has no 'violations' column", provenance=where)]
     violations = int(np.sum(result.metrics["violations"]))
     tight = (f"; tightest trial δ/bound = {float(np.max(result.metrics['ratio_max'])):.3g}"
              if "ratio_max" in result.metrics else "")
@@ -311,19 +349,19 @@ def weight_bound_rows(result, source: str, missing_why: str) -> list:
                 IDENTITY if violations == 0 else DIFFERS,
                 (f"0 violations in {len(result)} points{tight}" if violations == 0 else
                  f"{violations} violation(s): the experiment or the library is wrong"),
-                source=source)]
+                provenance=where)]
 
 
-def entropy_rows(result, source: str, missing_why: str, tolerance: float = 1e-4) -> list:
+def entropy_rows(result, where: Provenance, missing_why: str, tolerance: float = 1e-4) -> list:
     claim = "H(softmax(β·e)) falls as β rises: dH/dβ = −β·Var_p(e) < 0"
     anchor = "entropy-falls-with-beta"
     if result is None:
         return [_not_measured(THEOREMS, claim, anchor, "holds (identity)", missing_why,
-                              source=source)]
+                              provenance=where)]
     needed = ("monotone", "max_rel_error")
     if any(m not in result.metrics for m in needed):
         return [Row(THEOREMS, claim, anchor, "holds (identity)", None, INCONCLUSIVE,
-                    f"the file lacks {', '.join(needed)}", source=source)]
+                    f"the file lacks {', '.join(needed)}", provenance=where)]
     not_monotone = int(np.sum(np.asarray(result.metrics["monotone"]) == 0))
     error = float(np.max(result.metrics["max_rel_error"]))
     ok = not_monotone == 0 and error <= tolerance
@@ -333,7 +371,7 @@ def entropy_rows(result, source: str, missing_why: str, tolerance: float = 1e-4)
                  f"{error:.2g} (relative) of the finite difference" if ok else
                  f"{not_monotone} point(s) not monotone, largest slope error {error:.2g} "
                  f"(tolerance {tolerance:g})"),
-                interval_of="", source=source, digits=2)]
+                interval_of="", provenance=where, digits=2)]
 
 
 BOUNDED_POSITIONS = ("none", "sinusoidal", "learned", "rope")
@@ -346,19 +384,19 @@ def bounded_positions(key: dict) -> bool:
     return positional in BOUNDED_POSITIONS or (positional == "index" and bool(key.get("layer_norm")))
 
 
-def transformer_rows(checks: list | None, source: str, missing_why: str) -> list:
+def transformer_rows(checks: list | None, where: Provenance, missing_why: str) -> list:
     """`checks`: analysis/transformer_theorem.py's ModelCheck per model, or None."""
     claim = "every head of a transformer with bounded positions disperses (α_max → 0)"
     anchor = "transformers-disperse"
     if checks is None:
         return [_not_measured(THEOREMS, claim, anchor, "holds (theorem)", missing_why,
-                              source=source)]
+                              provenance=where)]
     bounded = [c for c in checks if bounded_positions(c.key)]
     controls = [c for c in checks if not bounded_positions(c.key)]
     if not bounded:
         return [Row(THEOREMS, claim, anchor, "holds (theorem)", None, INCONCLUSIVE,
                     "no model with bounded positions and two n 4× apart in the file",
-                    source=source)]
+                    provenance=where.of(len(checks)))]
     failing = [c for c in bounded if not c.holds]
     caught = sum(1 for c in controls if not c.levels_off)
     control_text = (f"; {caught} of {len(controls)} negative control(s) fail the hypothesis "
@@ -369,7 +407,7 @@ def transformer_rows(checks: list | None, source: str, missing_why: str) -> list
                 (f"the check holds for every model with bounded positions{control_text}"
                  if not failing else
                  f"{len(failing)} model(s) with bounded positions fail the check: "
-                 f"{failing[0].label()}"), source=source)]
+                 f"{failing[0].label()}"), provenance=where.of(len(checks)))]
 
 
 # ---- the entropy → β polynomial
@@ -421,7 +459,7 @@ def polynomial_rows(coefficients=PAPER_COEFFICIENTS) -> list:
     for (claim, paper, decimals), value in zip(SHAPE_CLAIMS, computed):
         if value is None:
             rows.append(Row(DERIVED_POLYNOMIAL, claim, "adaptive-temperature", paper, None,
-                            DIFFERS, "the polynomial has no such point", source="closed form",
+                            DIFFERS, "the polynomial has no such point", provenance=ARITHMETIC,
                             derived=True))
             continue
         # 381 items: e^5.9445 = 381.4, printed "about 381": compare the integer part.
@@ -431,7 +469,7 @@ def polynomial_rows(coefficients=PAPER_COEFFICIENTS) -> list:
                         IDENTITY if match else DIFFERS,
                         (f"recomputed from the coefficients: {value:.{decimals + 2}f}"
                          + ("" if match else f", not {paper}")),
-                        source="closed form", digits=6, derived=True))
+                        provenance=ARITHMETIC, digits=6, derived=True))
     return rows
 
 
@@ -473,7 +511,7 @@ def _refit_missing(what: str, sought: float, models: list, lacking: list) -> tup
     return DIFFERS, f"{count} ({reach}), which hold the paper's H = {sought:g}"
 
 
-def refit_rows(fits: dict | None, source: str, missing_why: str) -> list:
+def refit_rows(fits: dict | None, where: Provenance, missing_why: str) -> list:
     """`fits`: protocol array name -> [(coefficients [5], smallest and largest entropy of the
     model's data)] per model, or None. Each shape quantity of each model's fit, over models: mean
     and t-interval, against the paper's value (the paper's fitting protocol is reconstructed); a
@@ -485,19 +523,20 @@ def refit_rows(fits: dict | None, source: str, missing_why: str) -> list:
             text = f"{claim} ({label})"
             if fits is None:
                 rows.append(_not_measured(POLYNOMIAL, text, "refitting-the-polynomial", paper,
-                                          missing_why, reconstructed=True, source=source))
+                                          missing_why, reconstructed=True, provenance=where))
                 continue
             if not models:
                 rows.append(_not_measured(POLYNOMIAL, text, "refitting-the-polynomial", paper,
                                           f"the file has no {key} arrays", reconstructed=True,
-                                          source=source))
+                                          provenance=where))
                 continue
             values = [shape_inside(c, lo, hi)[what] for c, lo, hi in models]
             lacking = [m for m, v in zip(models, values) if v is None]
             if lacking:
                 verdict, why = _refit_missing(what, sought, models, lacking)
                 rows.append(Row(POLYNOMIAL, text, "refitting-the-polynomial", paper, None,
-                                verdict, why, reconstructed=True, source=source))
+                                verdict, why, reconstructed=True,
+                                provenance=where.of(len(models))))
                 continue
             mean, low, high = mr.t_interval(values)
             verdict, why = interval_verdict(paper, None if math.isnan(low) else low,
@@ -506,7 +545,7 @@ def refit_rows(fits: dict | None, source: str, missing_why: str) -> list:
             rows.append(Row(POLYNOMIAL, text, "refitting-the-polynomial", paper, mean, verdict,
                             why, None if math.isnan(low) else low,
                             None if math.isnan(high) else high, reconstructed=True,
-                            source=source, digits=3))
+                            provenance=where.of(len(models)), digits=3))
     return rows
 
 
@@ -521,7 +560,7 @@ GEMMA_CLAIMS = (  # (claim, paper's text, statistic)
 )
 
 
-def gemma_rows(deltas: "np.ndarray | None", present: bool, source: str, missing_why: str,
+def gemma_rows(deltas: "np.ndarray | None", present: bool, where: Provenance, missing_why: str,
                described: str = "") -> list:
     """`deltas`: [heads] logit spreads of our transformers' heads (None when not available);
     `present`: whether the file was read (then the verdict is ANALOGUE even without numbers);
@@ -530,21 +569,37 @@ def gemma_rows(deltas: "np.ndarray | None", present: bool, source: str, missing_
     for claim, paper, what in GEMMA_CLAIMS:
         if not present:
             rows.append(_not_measured(GEMMA, claim, "logit-spread-in-llms", paper, missing_why,
-                                      source=source))
+                                      provenance=where))
             continue
         if deltas is None or len(deltas) == 0:
             rows.append(Row(GEMMA, claim, "logit-spread-in-llms", paper, None, ANALOGUE,
-                            described or "no per-head δ in the file", source=source))
+                            described or "no per-head δ in the file", provenance=where))
             continue
         d = np.asarray(deltas, dtype=float)
         if what == "range":
             rows.append(Row(GEMMA, claim, "logit-spread-in-llms", paper,
-                            f"[{d.min():.2f}, {d.max():.2f}]", ANALOGUE, described, source=source))
+                            f"[{d.min():.2f}, {d.max():.2f}]", ANALOGUE, described,
+                            provenance=where))
         else:
             rows.append(Row(GEMMA, claim, "logit-spread-in-llms", paper,
                             f"{d.mean():.2f} ± {d.std(ddof=1) if d.size > 1 else 0.0:.2f}",
-                            ANALOGUE, described, source=source))
+                            ANALOGUE, described, provenance=where))
     return rows
+
+
+# Where the paper's number of each group comes from (docs/science.md#published-numbers): the
+# paper's PDF was not available here; its accuracy table and p-values are as quoted by two
+# secondary sources that agree with each other.
+AS_QUOTED = "as quoted by two secondary sources"
+PAPER_SOURCES = {
+    TABLE: f"the paper's table, {AS_QUOTED}",
+    P_VALUES: f"from the paper's table and p-value, {AS_QUOTED}",
+    THEOREMS: "the paper's formal result",
+    POLYNOMIAL: "computed here from the paper's coefficients",
+    DERIVED_POLYNOMIAL: "computed here from the paper's coefficients",
+    DERIVED_THRESHOLD: "computed here from the lemma at the paper's mean δ",
+    GEMMA: "the paper's text",
+}
 
 
 def counts(rows: list) -> dict:

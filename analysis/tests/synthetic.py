@@ -293,17 +293,29 @@ def write_eval_max(path, ns=(16, 64, 256, 1024), train_seeds=(1, 2, 3), seeds=(1
     return write_result(path, "eval-max", grid, cols, arrays=arrays, attrs=attrs)
 
 
-def write_eval_max_exact(path, accuracy: dict, samples=200, ns=PAPER_N, train_n=16, attrs=None):
+def write_train_max(path, seeds=(1, 2, 3), steps=4000, attrs: dict | None = None) -> dict:
+    """A "train-max" file of one softmax model per seed (its training parameters only):
+    {seed: checkpoint reference "train-max.h5#<id>"}."""
+    grid = [dict(normaliser="softmax", train_n=16, steps=int(steps), seed=int(t)) for t in seeds]
+    ids = write_result(path, "train-max", grid, {"final_accuracy": np.full(len(grid), 0.99)},
+                       attrs=attrs)
+    return {t: f"{os.path.basename(str(path))}#{i}" for t, i in zip(seeds, ids)}
+
+
+def write_eval_max_exact(path, accuracy: dict, samples=200, ns=PAPER_N, train_n=16, attrs=None,
+                         checkpoints: dict | None = None):
     """An eval-max file whose models have exactly the given accuracies:
     accuracy[(normaliser, train_seed)] = fraction (the same at every n, or a dict n -> fraction).
     Per-sample 0/1 arrays are the first round(f·samples) sets right; softmax and adaptive are
-    then paired so that adaptive's right sets include softmax's."""
+    then paired so that adaptive's right sets include softmax's. `checkpoints` {seed: reference}
+    (write_train_max) names real training points; made-up ones by default."""
     seeds = sorted({t for _, t in accuracy})
     normalisers = sorted({x for x, _ in accuracy}, key=["softmax", "adaptive"].index)
     grid, models = [], []
     for t in seeds:
         for n in ns:
-            grid.append(dict(checkpoint=f"train-max.h5#{t:016x}", n=int(n),
+            grid.append(dict(checkpoint=(checkpoints or {}).get(t, f"train-max.h5#{t:016x}"),
+                             n=int(n),
                              normaliser="+".join(normalisers), samples=samples, chunk=512,
                              map_samples=0, map_items=16, seed=1))
             models.append(t)

@@ -101,14 +101,14 @@ def test_bound_violations_make_the_lemma_row_differ(tmp_path):
     synthetic.write_bounds(tmp_path / "bounds.h5", ns=tuple(2 ** k for k in range(1, 12)),
                            spreads=(5.69,), thetas=(1.0,))
     bounds = report_sources.inspect(str(tmp_path), "bounds.h5", "x").result
-    assert [r.verdict for r in sc.lemma_rows(bounds, "bounds.h5", "")] == [sc.IDENTITY]
-    threshold = sc.threshold_row(bounds, "bounds.h5")  # derived here: the bracket of the data
+    assert [r.verdict for r in sc.lemma_rows(bounds, sc.Provenance("bounds.h5"), "")] == [sc.IDENTITY]
+    threshold = sc.threshold_row(bounds, sc.Provenance("bounds.h5"))  # derived here: the bracket of the data
     assert threshold.verdict == sc.IDENTITY and threshold.derived
     assert (threshold.low, threshold.high) == (256.0, 512.0) and abs(threshold.ours - 296.9) < 0.1
     synthetic.write_bounds(tmp_path / "bounds.h5", ns=(2, 4, 8), spreads=(5.69,), thetas=(1.0,),
                            violate=2)
     rows = sc.lemma_rows(report_sources.inspect(str(tmp_path), "bounds.h5", "x").result,
-                         "bounds.h5", "")
+                         sc.Provenance("bounds.h5"), "")
     assert rows[0].verdict == sc.DIFFERS and rows[0].ours == 2
 
 
@@ -216,7 +216,7 @@ def test_full_synthetic_set_reads_every_file(tmp_path):
     assert by_claim(rows, "softmax accuracy at n = 512").verdict == sc.NOT_MEASURED  # not in grid
     assert by_claim(rows, "softmax accuracy at n = 64").verdict in (sc.AGREES, sc.DIFFERS,
                                                                   sc.INCONCLUSIVE)
-    refits = [r for r in rows if r.reconstructed]
+    refits = [r for r in rows if r.group == sc.POLYNOMIAL]
     assert len(refits) == 6
     # the synthetic fits peak inside their data (H < 3.1) but never cross β = 1 there
     assert [r.verdict for r in refits if "peak" in r.claim] == [sc.DIFFERS] * 4

@@ -88,7 +88,7 @@ def parabola(peak_h: float, peak_beta: float) -> np.ndarray:
 def test_refit_rows_need_an_interval_within_ten_percent_of_the_papers_value():
     fits = {"coefficients": [(parabola(h, b), 0.5, 9.0) for h, b in
                              ((4.3, 2.0), (4.4, 2.4), (4.5, 2.8))]}
-    rows = {r.claim: r for r in sc.refit_rows(fits, "fit-adaptive.h5", "")}
+    rows = {r.claim: r for r in sc.refit_rows(fits, sc.Provenance("fit-adaptive.h5"), "")}
     peak_h = rows["peak of the refitted β(H) at H = (per-set β*)"]
     assert peak_h.verdict == sc.AGREES and abs(peak_h.ours - 4.4) < 1e-9
     # peak values 2.0, 2.4, 2.8: [1.4, 3.4] holds 2.421 but is ±1.0, beyond 10% of it
@@ -169,7 +169,7 @@ def test_the_derived_threshold_differs_when_the_data_cross_elsewhere(tmp_path):
     with h5py.File(tmp_path / "bounds.h5", "r+") as f:   # α_max never falls below 1/2
         f["points/alpha_max"][...] = 0.9
     row = sc.threshold_row(report_sources.inspect(str(tmp_path), "bounds.h5", "x").result,
-                           "bounds.h5")
+                           sc.Provenance("bounds.h5"))
     assert row.verdict == sc.DIFFERS and row.derived and row.low == 2048.0
 
 
@@ -178,7 +178,7 @@ def test_the_derived_threshold_differs_when_the_data_cross_elsewhere(tmp_path):
 
 def refit(fits: list) -> dict:
     """claim (per-set protocol) -> row, for fits [(coefficients, H_min, H_max)]."""
-    rows = sc.refit_rows({"coefficients": fits}, "fit-adaptive.h5", "")
+    rows = sc.refit_rows({"coefficients": fits}, sc.Provenance("fit-adaptive.h5"), "")
     return {r.claim.replace(" (per-set β*)", ""): r for r in rows if "per-set" in r.claim}
 
 
@@ -239,7 +239,7 @@ def judge(table: dict, **kw) -> list:
 
 def test_clrs_claim_one_agrees_differs_no_difference_and_is_inconclusive_between():
     algos = ("minimum", "binary_search", "insertion_sort")
-    verdict, ours, why = judge(text_table({a: 0.8 for a in algos}, {a: 0.4 for a in algos}))[0]
+    verdict, ours, why, _ = judge(text_table({a: 0.8 for a in algos}, {a: 0.4 for a in algos}))[0]
     assert verdict == sc.AGREES and ours == "ahead on 3 of 3 algorithms"
     assert "not the paper's Gemma" in why
     losses = text_table({a: 0.3 for a in algos}, {a: 0.8 for a in algos})
@@ -257,7 +257,7 @@ def test_clrs_rows_about_models_that_did_not_learn_are_not_measured():
     algos = ("minimum", "binary_search")
     table = text_table({}, {a: 0.16 for a in algos}, {a: 0.10 for a in algos})
     assert judge(table)[2][0] == sc.AGREES                          # competent models
-    verdict, ours, why = judge(table, exact=0.19)[2]
+    verdict, ours, why, _ = judge(table, exact=0.19)[2]
     assert verdict == sc.NOT_MEASURED and "did not learn the task" in why
     assert "gate ≥ 95%" in why and "minimum, softmax, seed 1: 19.0%" in why
     # one model below the gate is enough; the gate's boundary passes
@@ -269,10 +269,10 @@ def test_clrs_rows_about_models_that_did_not_learn_are_not_measured():
 
 def test_clrs_exceptions_not_measured_without_traces_and_equal_is_no_difference():
     base = text_table({"minimum": 0.8}, {"minimum": 0.4})
-    verdict, ours, why = judge(base, traces=True)[1]
+    verdict, ours, why, _ = judge(base, traces=True)[1]
     assert verdict == sc.NOT_MEASURED and "mst_kruskal: graph traces are not generated" in why
     behind = text_table({"heapsort": 0.2, "bubble_sort": 0.1}, {"heapsort": 0.6, "bubble_sort": 0.5})
-    verdict, ours, why = judge(behind)[1]
+    verdict, ours, why, _ = judge(behind)[1]
     assert verdict == sc.NOT_MEASURED and "trained without traces" in why
     assert judge(behind, traces=True)[1][:2] == (sc.AGREES, "ahead on 0, behind on 2 of 2")
     zero = text_table({"heapsort": 0.0, "bubble_sort": 0.0}, {"heapsort": 0.0, "bubble_sort": 0.0})
@@ -301,3 +301,41 @@ def test_the_gate_reads_each_models_training_lengths_from_the_eval_text_file(tmp
     for m in models.values():
         assert m.lengths == (4, 8) and m.exact == 0.5 and not m.passes and not m.traces
         assert m.algorithms == ("minimum",) and m.seed == 1
+
+
+# ---- 4. every row says where it stands
+
+
+def test_every_row_names_its_files_scale_models_steps_protocol_and_papers_source(tmp_path):
+    scale = {"scale": "custom"}
+    refs = synthetic.write_train_max(tmp_path / "train-max.h5", steps=1234, attrs=scale)
+    accuracy = {(x, t): paper_accuracy(x) for x in ("softmax", "adaptive") for t in (1, 2, 3)}
+    synthetic.write_eval_max_exact(tmp_path / "eval-max.h5", accuracy, attrs=scale,
+                                   checkpoints=refs)
+    synthetic.write_bounds(tmp_path / "bounds.h5", ns=(2, 4, 8), attrs={"scale": "quick"})
+    synthetic.write_text_files(tmp_path, {("minimum", "softmax"): (0.9, 0.1),
+                                          ("minimum", "adaptive"): (0.2, 0)})
+    page, inputs, rows = build_page(tmp_path)
+    table = [r for r in rows if r.group in (sc.TABLE, sc.P_VALUES)]
+    assert len(table) == 22
+    for r in table:
+        assert (r.provenance.file, r.provenance.scale, r.provenance.models,
+                r.provenance.steps, r.provenance.origin) == ("eval-max.h5", "custom", 3,
+                                                             "1234", "run")
+        assert r.reconstructed and "as quoted by two secondary sources" in r.paper_source
+    assert "eval-max.h5 · scale custom · 3 models × 1234 steps" in page
+    lemma = by_claim(rows, "exp(−δ/θ)/n ≤ α_k ≤ exp(δ/θ)/n for every logit law, n and δ/θ")
+    assert lemma.provenance.text() == "bounds.h5 · scale quick" and not lemma.reconstructed
+    assert lemma.paper_source == "the paper's formal result"
+    # the text models' file has no scale attribute: never guessed; 2 models of 500 steps
+    clrs_row = [r for r in rows if r.group == clrs.CLRS][0]
+    assert clrs_row.provenance.text() == "eval-text.h5 · scale unknown · 2 models × 500 steps"
+    assert clrs_row.paper_source == "the paper's text (qualitative)"
+    missing = by_claim(rows, "every head of a transformer with bounded positions disperses "
+                             "(α_max → 0)")
+    assert missing.provenance.text() == "transformer-dispersion.h5 · file not read"
+    # a row's source can be another origin without touching the row builders
+    assert sc.Provenance("eval-max.h5", "paper", "published: results/published/paper/"
+                         "eval-max.h5").of(10).text() == (
+        "eval-max.h5 (published: results/published/paper/eval-max.h5) · scale paper · 10 models")
+    assert all(r.paper_source for r in rows + report.build_derived(inputs))
