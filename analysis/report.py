@@ -578,7 +578,10 @@ def scorecard_table(rows: list, page_dir: str) -> str:
                     + (f"<br><small>{H.esc(r.interval_of)}</small>" if r.interval_of else ""))
         body.append([claim, paper, _value(r.ours, r), interval,
                      H.number(r.width, digits=max(r.digits, 3), decimals=r.decimals),
-                     (H.esc(r.verdict), "verdict"), H.esc(r.why)])
+                     (H.esc(r.verdict), "verdict"),
+                     H.esc(r.why) + (f"<br><strong>Cause:</strong> {H.esc(r.cause)} "
+                                     f"({docs_link(r.cause_anchor, page_dir)})"
+                                     if r.cause else "")])
         classes.append(VERDICT_CLASS.get(r.verdict, ""))
     return H.table(head, body, classes="scorecard", row_classes=classes)
 

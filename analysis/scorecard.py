@@ -62,7 +62,8 @@ RULES = [
               "CLRS-Text: adaptive trained in is behind on at least half of the algorithms, or "
               "ahead on at least half of the exceptions; at inference only, ahead on more than "
               "half. In the derived-here table: our arithmetic does not give the printed "
-              "number."),
+              "number. Every such row names its cause in one sentence with a link: the known "
+              "differences of our protocol from the paper's, or “not explained”."),
     (NO_DIFFERENCE, "CLRS-Text: the two sides are equal on more than half of the algorithms "
                     "(the difference's interval within the equality margin). Its own count, "
                     "never counted as agreement, even where the paper's claim is that a remedy "
@@ -138,10 +139,17 @@ class Row:
     digits: int = 3              # significant digits of paper / ours / interval on the page
     decimals: int | None = None  # or fixed decimals (accuracies: 1, as the paper prints them)
     derived: bool = False        # the suite's own arithmetic: shown apart, never counted
+    cause: str = ""              # a "differs" row: one sentence on why (default: cause_of)
+    cause_anchor: str = ""       # and the docs/science.md section that explains it
 
     def __post_init__(self):
         if not self.paper_source:
             self.paper_source = PAPER_SOURCES.get(self.group, "")
+        if self.verdict == DIFFERS and not self.cause:
+            self.cause, self.cause_anchor = cause_of(self)
+        if self.verdict == DIFFERS and not (self.cause and self.cause_anchor):
+            raise ValueError(f"a '{DIFFERS}' row needs a cause (scorecard.cause_of knows none "
+                             f"for {self.group!r}): {self.claim}")
 
     @property
     def width(self) -> float | None:
@@ -600,6 +608,39 @@ PAPER_SOURCES = {
     DERIVED_THRESHOLD: "computed here from the lemma at the paper's mean δ",
     GEMMA: "the paper's text",
 }
+
+
+def models_text(p: Provenance) -> str:
+    """'3 models × 4000 steps at quick scale' (the parts the provenance knows)."""
+    text = f"{p.models} model{'s' if p.models != 1 else ''}" if p.models is not None else "models"
+    return (text + (f" × {p.steps} steps" if p.steps else "")
+            + (f" at {p.scale} scale" if p.scale else ""))
+
+
+def cause_of(row: "Row") -> tuple:
+    """(one sentence on why a "differs" row may differ, its docs/science.md anchor): the known
+    differences of its protocol from the paper's, or "Not explained"; ("", "") for a group with
+    no known cause (Row refuses such a row)."""
+    if row.group in (TABLE, P_VALUES):
+        what = "our accuracy" if row.group == TABLE else "our effect"
+        gap = (f"{what} is {abs(row.ours - row.paper):.1f} points "
+               f"{'below' if row.ours < row.paper else 'above'} the paper's; "
+               if isinstance(row.ours, float) else "")
+        return (f"{gap[:1].upper()}{gap[1:]}the known protocol differences: the paper does not "
+                f"publish its MLPs' depth and width, optimiser settings, training steps or "
+                f"seeds, so ours are reconstructed ({models_text(row.provenance)}); which of "
+                f"them moves this number is not tested.", "max-retrieval-reconstructed")
+    if row.group == POLYNOMIAL:
+        return (f"The paper does not say how it fitted its polynomial; ours is a reconstruction "
+                f"on our own models ({models_text(row.provenance)}), and whether the paper's "
+                f"protocol gives its curve on them is not tested.", "refitting-the-polynomial")
+    if row.group == THEOREMS:
+        return ("Not explained: a result the paper proves fails in our data, so the library or "
+                "the experiment that checks it is wrong.", row.anchor)
+    if row.group in (DERIVED_POLYNOMIAL, DERIVED_THRESHOLD):
+        return ("Not explained: the suite's arithmetic does not give the number "
+                "docs/science.md prints.", row.anchor)
+    return "", ""
 
 
 def counts(rows: list) -> dict:

@@ -339,3 +339,52 @@ def test_every_row_names_its_files_scale_models_steps_protocol_and_papers_source
                          "eval-max.h5").of(10).text() == (
         "eval-max.h5 (published: results/published/paper/eval-max.h5) · scale paper · 10 models")
     assert all(r.paper_source for r in rows + report.build_derived(inputs))
+
+
+# ---- 5. every "differs" has a cause
+
+
+def test_every_differs_row_names_one_cause_with_a_link(tmp_path):
+    refs = synthetic.write_train_max(tmp_path / "train-max.h5", steps=4000,
+                                     attrs={"scale": "quick"})
+    accuracy = {(x, t): paper_accuracy(x, -10.0 + 0.2 * t) for x in ("softmax", "adaptive")
+                for t in (1, 2, 3)}
+    synthetic.write_eval_max_exact(tmp_path / "eval-max.h5", accuracy, samples=1000,
+                                   attrs={"scale": "quick"}, checkpoints=refs)
+    synthetic.write_bounds(tmp_path / "bounds.h5", ns=(2, 4, 8), spreads=(5.69,),
+                           thetas=(1.0,), violate=1)
+    synthetic.write_text_files(tmp_path, {("minimum", "softmax"): (0.9, 0.1),
+                                          ("minimum", "adaptive"): (0.2, 0)})
+    page, inputs, rows = build_page(tmp_path)
+    rising = np.array([0.0, 0.0, 0.0, 1.0, 1.0])
+    rows += sc.refit_rows({"coefficients": [(rising, 0.5, 8.0)] * 3},
+                          sc.Provenance("fit-adaptive.h5"), "")
+    rows += sc.polynomial_rows((-0.037, 0.481, -2.3, 4.917, -1.6))
+    differs = [r for r in rows if r.verdict == sc.DIFFERS]
+    groups = {r.group for r in differs}
+    assert {sc.TABLE, sc.P_VALUES, sc.THEOREMS, sc.POLYNOMIAL, clrs.CLRS,
+            sc.DERIVED_POLYNOMIAL} <= groups, groups
+    for r in differs:
+        assert r.cause and r.cause_anchor, r.claim
+    cell = by_claim(rows, "softmax accuracy at n = 1024")
+    assert cell.cause_anchor == "max-retrieval-reconstructed"
+    assert "9.6 points below the paper's" in cell.cause
+    assert "3 models × 4000 steps at quick scale" in cell.cause
+    lemma = by_claim(rows, "exp(−δ/θ)/n ≤ α_k ≤ exp(δ/θ)/n for every logit law, n and δ/θ")
+    assert lemma.cause.startswith("Not explained") and lemma.cause_anchor == "dispersion-lemma"
+    assert [r for r in rows if r.group == clrs.CLRS][0].cause_anchor == "algorithmic-text"
+    assert page.count("<strong>Cause:</strong>") == sum(
+        1 for r in differs if not r.derived and r.group != sc.POLYNOMIAL)
+    assert 'science.md#max-retrieval-reconstructed">' in page
+
+
+def test_a_differs_row_without_a_known_cause_is_refused():
+    try:
+        sc.Row("a group nobody knows", "a claim", "notation", 1.0, 2.0, sc.DIFFERS, "why")
+    except ValueError as err:
+        assert "cause" in str(err)
+    else:
+        raise AssertionError("a differs row without a cause was accepted")
+    row = sc.Row("a group nobody knows", "a claim", "notation", 1.0, 2.0, sc.DIFFERS, "why",
+                 cause="Not explained.", cause_anchor="notation")
+    assert row.cause == "Not explained."
