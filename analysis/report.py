@@ -504,12 +504,25 @@ def figure_block(figure, inputs: Inputs, figures_dir: str) -> str:
     return notice + H.figure(data, figure.title, caption)
 
 
+def file_holds(source: report_sources.Source) -> str:
+    """What a loaded file's grid covers, so that a section's text never promises more than the
+    file on the page holds: 'eval-max.h5 holds n = 16 … 65536 (51 points)'."""
+    result = source.result
+    sizes = (np.asarray(result.params["n"]) if "n" in result.params and len(result)
+             else np.array([]))
+    span = (f"n = {H.number(int(sizes.min()))} … {H.number(int(sizes.max()))} "
+            if sizes.size and sizes.dtype.kind in "iu" else "")
+    return f"{source.name} holds {span}({len(result)} point{'s' if len(result) != 1 else ''})"
+
+
 def section_html(section, inputs: Inputs, figures_dir: str, page_dir: str) -> str:
     sources = [inputs.sources[f] for f in section.files]
+    holds = "; ".join(file_holds(s) for s in sources if s.ok)
     out = [f'<section id="{H.esc(section.key)}">',
            f"<h2>{H.esc(section.title)} " + " ".join(state_badge(s, named=True)
                                                      for s in sources) + "</h2>",
-           f"<p>{H.esc(section.intro)} See {docs_link(section.anchor, page_dir)}.</p>"]
+           f"<p>{H.esc(section.intro)} See {docs_link(section.anchor, page_dir)}."
+           + (f" On this page: {H.esc(holds)}." if holds else "") + "</p>"]
     out += [n for n in (file_notice(s, inputs) for s in sources) if n]
     for s in sources:
         if s.ok:
@@ -669,8 +682,10 @@ def page(inputs: Inputs, figures_dir: str, page_dir: str, now: str) -> tuple:
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         "<title>sharp: reproduction report</title>", f"<style>{H.STYLE}</style></head><body><main>",
         "<h1>Softmax is not enough: the reproduction report</h1>",
-        f"<p>Every figure, table and numeric claim of Veličković et al., <em>Softmax is not "
-        f"Enough (for Sharp Size Generalisation)</em> (ICML 2025), as this suite measured it. "
+        f"<p>The figures, tables and claims of Veličković et al., <em>Softmax is not "
+        f"Enough (for Sharp Size Generalisation)</em> (ICML 2025) that this suite can test, as "
+        f"it measured them in the result files below (the Gemma and CLRS-Text parts with small "
+        f"models of its own). "
         f"Generated {H.esc(now)} from {H.code(inputs.results_dir)} at checkout "
         f"{H.code(inputs.head[:SHORT_SHA])} by {H.code('analysis/report.py')}; nothing on this "
         f"page is fetched from a network. Result files: {H.esc(summary)}.</p>",

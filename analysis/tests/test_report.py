@@ -320,3 +320,38 @@ def test_transformer_theorem_and_gemma_analogue(tmp_path):
                              "(α_max → 0)")
     assert theorem.verdict == sc.DIFFERS
     assert 'class="v-differs"' in section_text(page, "transformers")
+
+
+# ---- the words: the page's static text and the docs say only what was shown
+
+
+def test_sections_say_what_their_files_hold_and_captions_do_not_predict(tmp_path):
+    synthetic.write_eval_max(tmp_path / "eval-remedies.h5", ns=(16, 256), train_seeds=(1, 2),
+                             samples=8, normalisers=("trained",), map_samples=0)
+    synthetic.write_bounds(tmp_path / "bounds.h5", ns=(2, 4, 8))
+    page, _, _ = build(tmp_path)
+    remedies = section_text(page, "remedies")
+    assert "2^20" not in remedies and "eval-remedies.h5 holds n = 16 … 256 (4 points)" in remedies
+    assert "2^30" not in section_text(page, "dispersion")
+    assert "bounds.h5 holds n = 2 … 8" in section_text(page, "dispersion")
+    static = " ".join(f.caption for s in SECTIONS for f in s.figures) + " ".join(
+        s.intro for s in SECTIONS)
+    for prediction in ("land near", "loose by a factor that grows", "stay sharp.",
+                       "fall towards chance", "tested to 2^", "up to 2^"):
+        assert prediction not in static, prediction
+
+
+def test_the_docs_claim_only_what_was_shown():
+    with open(report.DOCS, encoding="utf-8") as fh:
+        docs = fh.read()
+    assert "entropy → `ln n`" not in docs and "`H/ln n → 1`" in docs
+    assert "answer rows are sharper" not in docs
+    assert "our reading, not the paper's" in docs   # the exceptions' mechanism
+    with open(os.path.join(os.path.dirname(report.DOCS), "..", "README.md"),
+              encoding="utf-8") as fh:
+        readme = fh.read()
+    # README and docs state the same measurement of the RoPE text model the same way
+    rope = re.search(r"RoPE reaches (\d+)% exact match after 800 steps at lr 3e-3 \((\d+)%",
+                     docs)
+    assert rope and (f"reaches {rope.group(1)}% exact match on minimum at lengths 4, 5, 7 after "
+                     f"800 steps at lr 3e-3 ({rope.group(2)}% at the default") in readme
