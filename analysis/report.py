@@ -613,6 +613,10 @@ def scorecard_html(rows: list, derived: list, page_dir: str) -> str:
            f"from.</p>",
            H.table(["verdict", "rule"], [[(H.esc(v), "verdict"), H.esc(t)] for v, t in sc.RULES],
                    classes="rules", row_classes=[VERDICT_CLASS[v] for v, _ in sc.RULES]),
+           '<dl class="definitions">' + "".join(f"<dt>{H.esc(term)}</dt><dd>{H.esc(text)}</dd>"
+                                                for term, text in sc.DEFINITIONS) + "</dl>",
+           "<p>Derived here (the table under the scorecard): identity when our arithmetic gives "
+           "the number docs/science.md prints, differs when it does not.</p>",
            '<p class="counts">' + "".join(f"<span>{H.esc(v)}: <strong>{c}</strong></span>"
                                           for v, c in counts.items()) + "</p>",
            scorecard_table(rows, page_dir),

@@ -167,7 +167,11 @@ details { margin: .3rem 0 .8rem; font-size: .9rem; }
 summary { cursor: pointer; color: var(--muted); }
 small.source { color: var(--muted); }
 table.rules td.verdict { white-space: nowrap; }
-.counts span { margin-right: 1.2rem; }
+.counts span { margin-right: 1.2rem; white-space: nowrap; display: inline-block; }
+dl.definitions { display: grid; grid-template-columns: max-content 1fr; gap: .2rem .8rem;
+                 font-size: .88rem; max-width: 110ch; margin: 0 0 1rem; }
+dl.definitions dt { font-weight: 600; }
+dl.definitions dd { margin: 0; }
 @media print { main { max-width: none; padding: 0; } h2 { break-before: page; } }
 """ % common.PALETTE
 

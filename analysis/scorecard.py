@@ -36,50 +36,53 @@ MIN_MODELS = 3      # an interval over fewer trained models decides nothing
 PRECISION_POINTS = 3.0  # accuracy and effect rows: the least half-width limit, in points
 REFIT_PRECISION = 0.1   # refit rows: the half-width limit as a fraction of the paper's value
 
-GATE_TEXT = (f"every model it uses passes the competence gate (greedy exact match of the final "
-             f"output, eval-text rows with normaliser trained, averaged over the model's own "
-             f"training lengths, ≥ {100 * competence_gate.GATE:g}%)")
-CLRS_TEXT = ("CLRS-Text claims are judged per algorithm on our own small models: exact match of "
-             "the final output pooled over seeds at the lengths beyond training; a model is ahead "
-             "or behind when the 95% interval of the difference (Newcombe's) excludes 0, equal "
-             f"when it lies within ±{PRECISION_POINTS:g} points")
+# The terms RULES uses, defined once (the page prints them under the rules).
+DEFINITIONS = [
+    ("Our interval", f"a 95% Student-t interval over trained models (at least {MIN_MODELS}); "
+                     f"for an effect, of the paired per-model differences adaptive − softmax."),
+    ("Precise enough", f"the interval's half-width is at most max({PRECISION_POINTS:g} points, "
+                       f"half the paper's adaptive − softmax gap at that n) for accuracies and "
+                       f"effects, {100 * REFIT_PRECISION:g}% of the paper's value for the refit. "
+                       f"This is an interval rule, not an equivalence test (TOST)."),
+    ("Competence gate", f"a text model learned its task when its greedy exact match of the "
+                        f"final output (after ' | '), on eval-text rows with normaliser "
+                        f"trained, averaged over its own training lengths, is ≥ "
+                        f"{100 * competence_gate.GATE:g}%."),
+    ("Ahead, behind, equal", f"CLRS-Text, per algorithm: exact match of the final output pooled "
+                             f"over seeds at the lengths beyond training; one side is ahead or "
+                             f"behind when the 95% interval of the difference (Newcombe's) "
+                             f"excludes 0, equal when it lies within ±{PRECISION_POINTS:g} "
+                             f"points."),
+]
 
 RULES = [
-    (AGREES, f"Accuracies: the paper's value lies in our 95% interval, a Student-t interval over "
-             f"trained models (at least {MIN_MODELS}), and the interval's half-width is at most "
-             f"max({PRECISION_POINTS:g} points, half the paper's adaptive − softmax gap at that n) "
-             f"(an interval rule, not an equivalence test). Refitted polynomial: the same with a "
-             f"half-width of at most {100 * REFIT_PRECISION:g}% of the paper's value. The paper's "
-             f"paired t-tests are judged by their effect, adaptive − softmax in points: the "
-             f"paper's effect lies in our 95% t-interval of the paired per-model differences and "
-             f"the half-width meets the accuracy rows' limit; whether either test is significant "
-             f"never decides. {CLRS_TEXT}, and {GATE_TEXT}: adaptive trained in is ahead of "
-             f"softmax on more than half of the algorithms; on the exceptions it is behind on "
-             f"more than half; applied at inference only to softmax-trained models it is behind "
-             f"on more than half and ahead on none."),
-    (DIFFERS, "The paper's value (or effect) lies outside our 95% interval, whatever the "
-              "interval's width; or a bound the paper proves is violated in our data (a bug). "
-              "CLRS-Text: adaptive trained in is behind on at least half of the algorithms, or "
-              "ahead on at least half of the exceptions; at inference only, ahead on more than "
-              "half. In the derived-here table: our arithmetic does not give the printed "
-              "number. Every such row names its cause in one sentence with a link: the known "
-              "differences of our protocol from the paper's, or “not explained”."),
-    (NO_DIFFERENCE, "CLRS-Text: the two sides are equal on more than half of the algorithms "
-                    "(the difference's interval within the equality margin). Its own count, "
-                    "never counted as agreement, even where the paper's claim is that a remedy "
-                    "does not help."),
+    (AGREES, "The paper's value lies in our interval, which is precise enough. The paper's "
+             "t-tests are judged by their effect (adaptive − softmax): whether either test is "
+             "significant never decides. CLRS-Text, when every model the claim uses passes the "
+             "competence gate: adaptive trained in is ahead of softmax on more than half of the "
+             "algorithms; on the exceptions it is behind on more than half; applied at "
+             "inference only it is behind on more than half and ahead on none."),
+    (DIFFERS, "The paper's value (or effect) lies outside our interval, whatever its width; a "
+              "bound the paper proves is violated in our data (a bug); a refitted curve has no "
+              "peak or crossing inside data that hold the paper's point. CLRS-Text: adaptive "
+              "trained in is behind on at least half of the algorithms, or ahead on at least "
+              "half of the exceptions; at inference only, ahead on more than half. Every such "
+              "row names its cause in one sentence with a link: the known differences of our "
+              "protocol from the paper's, or “not explained”."),
+    (NO_DIFFERENCE, "CLRS-Text: the two sides are equal on more than half of the algorithms. "
+                    "Its own count, never counted as agreement, even where the paper's claim is "
+                    "that a remedy does not help."),
     (IDENTITY, "A formal result: it holds by proof, so agreement shows nothing about the "
                "paper's experiments. We check it numerically (0 violations in our data); it is "
-               "never called reproduced. In the derived-here table: our arithmetic gives the "
-               "number as printed."),
+               "never called reproduced."),
     (ANALOGUE, "The paper measured Gemma 2B/7B, whose weights are not available offline; our "
                "number comes from small transformers of our own and is shown for scale only."),
     (INCONCLUSIVE, f"Measured, but the rule cannot decide: the paper's value lies inside an "
-                   f"interval too wide for a verdict (for an effect: underpowered), fewer than "
-                   f"{MIN_MODELS} trained models, no interval, or a CLRS-Text claim between its "
-                   f"rules."),
+                   f"interval that is not precise enough (for an effect: underpowered), fewer "
+                   f"than {MIN_MODELS} trained models, no interval, or a CLRS-Text claim "
+                   f"between its rules."),
     (NOT_MEASURED, "The result file the claim needs is missing or was refused (see its section), "
-                   "or lacks the point; a CLRS-Text claim whose models did not all pass the "
+                   "or lacks the point; a CLRS-Text claim whose models do not all pass the "
                    "competence gate (they did not learn the task), or, for the exceptions, whose "
                    "models were trained without traces; a refitted point that lies beyond the "
                    "data's entropy range (never a clamped value)."),
@@ -626,10 +629,10 @@ def cause_of(row: "Row") -> tuple:
         gap = (f"{what} is {abs(row.ours - row.paper):.1f} points "
                f"{'below' if row.ours < row.paper else 'above'} the paper's; "
                if isinstance(row.ours, float) else "")
-        return (f"{gap[:1].upper()}{gap[1:]}the known protocol differences: the paper does not "
-                f"publish its MLPs' depth and width, optimiser settings, training steps or "
-                f"seeds, so ours are reconstructed ({models_text(row.provenance)}); which of "
-                f"them moves this number is not tested.", "max-retrieval-reconstructed")
+        return (f"{gap[:1].upper()}{gap[1:]}known protocol differences: the paper's MLP depth "
+                f"and width, optimiser settings, steps and seeds are unpublished, ours "
+                f"reconstructed ({models_text(row.provenance)}); which one moves this number is "
+                f"not tested.", "max-retrieval-reconstructed")
     if row.group == POLYNOMIAL:
         return (f"The paper does not say how it fitted its polynomial; ours is a reconstruction "
                 f"on our own models ({models_text(row.provenance)}), and whether the paper's "

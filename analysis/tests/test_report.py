@@ -271,7 +271,7 @@ def test_clrs_rows_read_the_text_files_and_their_training_normalisers(tmp_path):
     assert [(r.verdict, r.ours) for r in claims] == [
         (sc.DIFFERS, "ahead on 0 of 2 algorithms"), (sc.NOT_MEASURED, None),
         (sc.AGREES, "ahead on 0, behind on 2 of 3 algorithms")]
-    assert "CLRS-Text claims" in section_text(page, "scorecard")
+    assert H.esc(scorecard_clrs.CLRS) in section_text(page, "scorecard")
     # the same models at 50% on their own training lengths did not learn the task
     synthetic.write_text_files(tmp_path, exact, seen_exact=0.5)
     page, inputs, rows = build(tmp_path)
