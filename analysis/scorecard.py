@@ -601,10 +601,10 @@ def gemma_rows(deltas: "np.ndarray | None", present: bool, where: Provenance, mi
 # Where the paper's number of each group comes from (docs/science.md#published-numbers): the
 # paper's PDF was not available here; its accuracy table and p-values are as quoted by two
 # secondary sources that agree with each other.
-AS_QUOTED = "as quoted by two secondary sources"
+AS_QUOTED = "as quoted (2 secondary sources)"
 PAPER_SOURCES = {
-    TABLE: f"the paper's table, {AS_QUOTED}",
-    P_VALUES: f"from the paper's table and p-value, {AS_QUOTED}",
+    TABLE: f"table {AS_QUOTED}",
+    P_VALUES: f"from the table; p {AS_QUOTED}",
     THEOREMS: "the paper's formal result",
     POLYNOMIAL: "computed here from the paper's coefficients",
     DERIVED_POLYNOMIAL: "computed here from the paper's coefficients",
@@ -627,12 +627,12 @@ def cause_of(row: "Row") -> tuple:
     if row.group in (TABLE, P_VALUES):
         what = "our accuracy" if row.group == TABLE else "our effect"
         gap = (f"{what} is {abs(row.ours - row.paper):.1f} points "
-               f"{'below' if row.ours < row.paper else 'above'} the paper's; "
+               f"{'below' if row.ours < row.paper else 'above'} the paper's, with "
                if isinstance(row.ours, float) else "")
-        return (f"{gap[:1].upper()}{gap[1:]}known protocol differences: the paper's MLP depth "
-                f"and width, optimiser settings, steps and seeds are unpublished, ours "
-                f"reconstructed ({models_text(row.provenance)}); which one moves this number is "
-                f"not tested.", "max-retrieval-reconstructed")
+        return (f"{gap[:1].upper()}{gap[1:]}known protocol differences: unpublished MLP depth "
+                f"and width, optimiser, steps and seeds, ours reconstructed "
+                f"({models_text(row.provenance)}); which one moves it is not tested.",
+                "max-retrieval-reconstructed")
     if row.group == POLYNOMIAL:
         return (f"The paper does not say how it fitted its polynomial; ours is a reconstruction "
                 f"on our own models ({models_text(row.provenance)}), and whether the paper's "

@@ -355,3 +355,10 @@ def test_the_docs_claim_only_what_was_shown():
                      docs)
     assert rope and (f"reaches {rope.group(1)}% exact match on minimum at lengths 4, 5, 7 after "
                      f"800 steps at lr 3e-3 ({rope.group(2)}% at the default") in readme
+
+
+def test_each_scorecard_group_is_one_block(tmp_path):
+    rows = report.build_scorecard(report.Inputs(str(tmp_path)))
+    groups = [r.group for r in rows]
+    blocks = [g for i, g in enumerate(groups) if i == 0 or groups[i - 1] != g]
+    assert len(blocks) == len(set(groups)), blocks

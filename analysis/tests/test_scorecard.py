@@ -322,7 +322,7 @@ def test_every_row_names_its_files_scale_models_steps_protocol_and_papers_source
         assert (r.provenance.file, r.provenance.scale, r.provenance.models,
                 r.provenance.steps, r.provenance.origin) == ("eval-max.h5", "custom", 3,
                                                              "1234", "run")
-        assert r.reconstructed and "as quoted by two secondary sources" in r.paper_source
+        assert r.reconstructed and "as quoted (2 secondary sources)" in r.paper_source
     assert "eval-max.h5 · scale custom · 3 models × 1234 steps" in page
     lemma = by_claim(rows, "exp(−δ/θ)/n ≤ α_k ≤ exp(δ/θ)/n for every logit law, n and δ/θ")
     assert lemma.provenance.text() == "bounds.h5 · scale quick" and not lemma.reconstructed
