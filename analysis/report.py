@@ -504,15 +504,25 @@ def figure_block(figure, inputs: Inputs, figures_dir: str) -> str:
     return notice + H.figure(data, figure.title, caption)
 
 
+def _size(n: int) -> str:
+    """A grid size as the sweeps write it: 2^k for powers of two from 2^14, else the number."""
+    return (f"2^{n.bit_length() - 1}" if n >= 1 << 14 and n & (n - 1) == 0 else H.number(n))
+
+
 def file_holds(source: report_sources.Source) -> str:
     """What a loaded file's grid covers, so that a section's text never promises more than the
-    file on the page holds: 'eval-max.h5 holds n = 16 … 65536 (51 points)'."""
+    file on the page holds: 'eval-max.h5 holds n = 16 … 2^16 (39 points)'."""
     result = source.result
-    sizes = (np.asarray(result.params["n"]) if "n" in result.params and len(result)
-             else np.array([]))
-    span = (f"n = {H.number(int(sizes.min()))} … {H.number(int(sizes.max()))} "
-            if sizes.size and sizes.dtype.kind in "iu" else "")
-    return f"{source.name} holds {span}({len(result)} point{'s' if len(result) != 1 else ''})"
+    parts = []
+    for name, label in (("n", "n = "), ("length", "lengths ")):
+        values = np.asarray(result.params[name]) if name in result.params else np.array([])
+        if values.size and values.dtype.kind in "iu":
+            parts.append(f"{label}{_size(int(values.min()))} … {_size(int(values.max()))}")
+    if "train_normaliser" in result.params:
+        parts.append("models trained with " + ", ".join(map(str, result.distinct(
+            "train_normaliser"))))
+    points = f"{len(result)} point{'s' if len(result) != 1 else ''}"
+    return f"{source.name} holds " + (f"{', '.join(parts)} ({points})" if parts else points)
 
 
 def section_html(section, inputs: Inputs, figures_dir: str, page_dir: str) -> str:

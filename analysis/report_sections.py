@@ -153,9 +153,9 @@ SECTIONS = (
         tables=("text_paired",)),
     Section(
         "remedies", "Every remedy on one protocol", "remedies", ("eval-remedies.h5",),
-        "Each remedy (temperature, log-n scaling, top-k, sparsemax, entmax, ASEntmax, Stieltjes, "
-        "adaptive temperature trained in) trained into the max-retrieval head at n = 16 and "
-        "tested at larger n on the same sets.",
+        "Remedies (of temperature, log-n scaling, top-k, sparsemax, entmax, ASEntmax, Stieltjes, "
+        "adaptive temperature: those the file holds) trained into the max-retrieval head at "
+        "n = 16 and tested at larger n on the same sets.",
         figures=(Figure(
             "remedies", "eval-remedies.h5", "Every remedy trained in, against n",
             "Left: accuracy of each remedy, mean over seeds with a 95% interval, beside the "

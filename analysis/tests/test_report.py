@@ -334,6 +334,12 @@ def test_sections_say_what_their_files_hold_and_captions_do_not_predict(tmp_path
     assert "2^20" not in remedies and "eval-remedies.h5 holds n = 16 … 256 (4 points)" in remedies
     assert "2^30" not in section_text(page, "dispersion")
     assert "bounds.h5 holds n = 2 … 8" in section_text(page, "dispersion")
+    synthetic.write_eval_max(tmp_path / "eval-remedies.h5", ns=(16, 1 << 20), train_seeds=(1,),
+                             samples=8, normalisers=("trained",), map_samples=0,
+                             train_normaliser={1: "entmax15"})
+    page, _, _ = build(tmp_path)
+    assert ("eval-remedies.h5 holds n = 16 … 2^20, models trained with entmax15 (2 points)"
+            in section_text(page, "remedies"))
     static = " ".join(f.caption for s in SECTIONS for f in s.figures) + " ".join(
         s.intro for s in SECTIONS)
     for prediction in ("land near", "loose by a factor that grows", "stay sharp.",
