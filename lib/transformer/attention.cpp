@@ -7,7 +7,6 @@
 #include <limits>
 
 #include "nn/gemm.hpp"
-#include "normalisers/adaptive_temperature.hpp"
 #include "transformer/parallel_items.hpp"
 
 namespace sharp::transformer {
@@ -36,15 +35,8 @@ AttentionRowStats attention_row_stats(const T* z, const T* p, std::size_t k, con
   s.alpha_min = pmin;
   s.entropy = h;
   s.support = support;
-  const norm::Spec& spec = normaliser.spec();
-  if (spec.name == "softmax")
-    s.beta = spec.param("beta");
-  else if (spec.name == "adaptive")
-    s.beta = norm::adaptive_row_beta(z, k).beta;
-  else if (spec.name == "ssmax")
-    s.beta = spec.param("s") * std::log(double(k));
-  else
-    s.beta = std::numeric_limits<double>::quiet_NaN();
+  const norm::Temperature* temperature = normaliser.temperature();
+  s.beta = temperature ? norm::row_beta(*temperature, z, k) : std::numeric_limits<double>::quiet_NaN();
   return s;
 }
 

@@ -15,7 +15,6 @@
 #include "core/simd_exp.hpp"
 #include "core/simd_exp_float.hpp"
 #include "nn/gemm.hpp"
-#include "normalisers/adaptive_temperature.hpp"
 #include "transformer/parallel_items.hpp"
 
 namespace sharp::transformer {
@@ -27,15 +26,6 @@ constexpr double kLn2 = 0.693147180559945309417;
 [[noreturn]] void throw_not_finite(std::size_t row, std::size_t j0, std::size_t valid) {
   throw NumericError("attention: a logit of row " + std::to_string(row) + " in keys " + std::to_string(j0) + "..." +
                      std::to_string(j0 + valid - 1) + " is not finite");
-}
-
-enum class Kind { Softmax, Ssmax, Adaptive };
-
-Kind kind_of(const norm::Normaliser& n) {
-  const std::string& name = n.spec().name;
-  if (name == "softmax") return Kind::Softmax;
-  if (name == "ssmax") return Kind::Ssmax;
-  return Kind::Adaptive;
 }
 
 // Running statistics of one query row: the library's online softmax at scale β (reference = the
@@ -124,17 +114,15 @@ void block_sums(T* z, std::size_t count, T c, T m, bool store, Exp exp, double& 
 
 }  // namespace
 
-bool blockwise_supported(const norm::Normaliser& normaliser) {
-  const std::string& name = normaliser.spec().name;
-  return name == "softmax" || name == "ssmax" || name == "adaptive";
-}
+bool blockwise_supported(const norm::Normaliser& normaliser) { return normaliser.temperature() != nullptr; }
 
 template <class T>
 void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& shape, const AttentionHeads& heads,
                                  AttentionObserver* observer) {
   for (const norm::Normaliser* n : heads.normalisers)
     if (!blockwise_supported(*n))
-      throw BadInput("blockwise attention takes softmax, ssmax or adaptive heads, not '" + n->name() + "'");
+      throw BadInput("blockwise attention takes heads of the softmax family (with a temperature), not '" + n->name() +
+                     "'");
   const std::size_t B = shape.batch, n = shape.length, H = shape.heads, dh = shape.d_head, W = shape.width();
   const std::size_t ld = 3 * W;
   const std::size_t tiles = (n + kTileRows - 1) / kTileRows;
@@ -160,17 +148,11 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
     const T* q = qkv + (b * n + r0) * ld + h * dh;
     const T* k = qkv + b * n * ld + W + h * dh;
     const T* v = qkv + b * n * ld + 2 * W + h * dh;
-    const norm::Normaliser& normaliser = *heads.normalisers[h];
-    const Kind kind = kind_of(normaliser);
+    const norm::Temperature& temperature = *heads.normalisers[h]->temperature();
     const double slope = heads.alibi.empty() ? 0.0 : heads.alibi[h];
-    for (std::size_t r = 0; r < rows; ++r) {
-      const double keys = double(shape.keys(r0 + r));
-      sc.rows[r].beta = kind == Kind::Softmax ? normaliser.spec().param("beta")
-                        : kind == Kind::Ssmax ? normaliser.spec().param("s") * std::log(keys)
-                                              : 1.0;
-    }
+    for (std::size_t r = 0; r < rows; ++r) sc.rows[r].beta = temperature.beta(shape.keys(r0 + r));
 
-    // One pass over the key blocks. accumulate = false: statistics only (adaptive's first pass).
+    // One pass over the key blocks. accumulate = false: statistics only (the entropy pass at β = 1).
     auto pass = [&](bool accumulate) {
       for (std::size_t j0 = 0; j0 < kend; j0 += kKeyBlock) {
         const std::size_t jn = std::min(kKeyBlock, kend - j0);
@@ -238,10 +220,10 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
       }
     };
 
-    if (kind == Kind::Adaptive) {
+    if (temperature.needs_entropy_pass()) {
       pass(false);
       for (RowState& st : sc.rows) {
-        st.beta = norm::adaptive_beta(st.stats.entropy());
+        st.beta = temperature.beta_after(st.stats.entropy());
         // The second pass starts from the final max (no rescaling) with fresh sums.
         const double max = st.stats.max;
         st.stats = OnlineSoftmax<>{};

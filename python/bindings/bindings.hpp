@@ -4,7 +4,7 @@
 
 namespace sharp::python {
 
-void bind_normalisers(pybind11::module_& m);   // normalisers.cpp: forward, backward, specs, row entropies
+void bind_normalisers(pybind11::module_& m);   // normalisers.cpp: forward, backward, specs, row entropies and betas
 void bind_streaming(pybind11::module_& m);     // streaming.cpp: SoftmaxStream, softmax_summary
 void bind_dispersion(pybind11::module_ m);     // dispersion.cpp: the lemma's bounds
 

@@ -18,6 +18,7 @@
 #include "core/errors.hpp"
 #include "normalisers/input_rows.hpp"
 #include "normalisers/normaliser.hpp"
+#include "normalisers/temperature.hpp"
 
 namespace py = pybind11;
 
@@ -147,9 +148,14 @@ void bind_typed(py::module_& m) {
   m.def("row_entropy", [](const CArray<T>& p) {
     return per_row(p, [](const T* row, std::size_t n) { return norm::entropy(row, n); });
   }, arr("p"));
-  m.def("adaptive_beta", [](const CArray<T>& z) {
-    return per_row(z, [](const T* row, std::size_t n) { return norm::adaptive_row_beta(row, n).beta; });
-  }, arr("z"));
+  m.def("row_beta", [](const CArray<T>& z, const std::string& spec) {
+    const auto nz = normaliser_for(spec);
+    const norm::Temperature* temperature = nz->temperature();
+    if (temperature == nullptr)
+      throw BadInput("normaliser '" + nz->name() + "' has no temperature: row_beta answers for the softmax "
+                     "family (p = softmax(beta z)), docs/science.md#temperature");
+    return per_row(z, [&](const T* row, std::size_t n) { return norm::row_beta(*temperature, row, n); });
+  }, arr("z"), py::arg("spec"));
   m.def("check_rows", &check_rows<T>, arr("z"));
 }
 

@@ -15,10 +15,10 @@ where the array functions say that the compiled module is missing.
 from .results import ResultFileError, open_results, point_arrays, read_points
 
 try:
-    from .kernels import (BadInput, NumericError, SoftmaxStream, SoftmaxSummary, adaptive_beta,
+    from .kernels import (BadInput, NumericError, SoftmaxStream, SoftmaxSummary,
                           check_rows, dispersion, entropy, format_spec, get_num_threads,
                           normalise, normalise_backward, normaliser_names, parameter_names,
-                          parse_spec, set_num_threads, simd_isa, softmax_summary)
+                          parse_spec, row_beta, set_num_threads, simd_isa, softmax_summary)
 except ImportError as _error:   # the source tree, or a build for another Python
     _missing = _error
 

@@ -89,11 +89,12 @@ def entropy(p, axis: int = -1) -> np.ndarray:
     return _sharp.row_entropy(_rows(p, axis)[0])
 
 
-def adaptive_beta(x, axis: int = -1) -> np.ndarray:
-    """The beta the adaptive normaliser takes for each row of logits
-    (docs/science.md#adaptive-temperature): sharp-normalise --normaliser adaptive --entropy's second
-    column."""
-    return _sharp.adaptive_beta(_rows(x, axis)[0])
+def row_beta(x, spec: str, axis: int = -1) -> np.ndarray:
+    """The inverse temperature beta a softmax-family normaliser (docs/science.md#temperature) uses
+    for each row of logits, shape x.shape without `axis`: beta for softmax, s ln(keys) for ssmax, the
+    entropy-driven beta of docs/science.md#adaptive-temperature for adaptive (sharp-normalise
+    --normaliser adaptive --entropy's second column). BadInput for a normaliser without one."""
+    return _sharp.row_beta(_rows(x, axis)[0], spec)
 
 
 def check_rows(x, axis: int = -1) -> None:

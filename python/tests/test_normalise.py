@@ -59,14 +59,23 @@ def test_float64_bit_identical_to_the_cli(spec):
 
 
 @pytest.mark.parametrize("spec", ["softmax:beta=2", "adaptive", "entmax15"])
-def test_entropy_and_adaptive_beta_bit_identical_to_the_cli(spec):
+def test_entropy_and_row_beta_bit_identical_to_the_cli(spec):
     blocks = [random_rows(4, n, seed=n + 1) for n in (5, 16, 300)]
     expected = cli_rows(spec, blocks, "--entropy")
     entropy = [h for z in blocks for h in sharp.entropy(sharp.normalise(z, spec))]
     assert same_bits(entropy, [row[0] for row in expected])
-    if spec == "adaptive":
-        beta = [b for z in blocks for b in sharp.adaptive_beta(z)]
+    if spec == "adaptive":   # the CLI's second column: the beta of the entropy pass
+        beta = [b for z in blocks for b in sharp.row_beta(z, spec)]
         assert same_bits(beta, [row[1] for row in expected])
+
+
+def test_row_beta_of_each_temperature_rule():
+    z = random_rows(3, 8, seed=2)   # row 0 has a masked entry: 7 keys
+    assert np.array_equal(sharp.row_beta(z, "softmax:theta=0.5"), [2.0, 2.0, 2.0])
+    assert np.allclose(sharp.row_beta(z, "ssmax:s=0.5"), 0.5 * np.log([7, 8, 8]), rtol=1e-15)
+    assert (sharp.row_beta(z, "adaptive") >= 1).all()
+    with pytest.raises(ValueError, match="normaliser 'sparsemax' has no temperature"):
+        sharp.row_beta(z, "sparsemax")
 
 
 def cli_error(spec, text):
@@ -264,7 +273,7 @@ def test_streaming_statistics():
     m, lse, h = numpy_summary(z)
     assert whole.max == m and whole.count == z.size
     assert np.isclose(whole.log_sum_exp, lse, rtol=1e-13) and np.isclose(whole.entropy, h, rtol=1e-12)
-    assert np.isclose(whole.adaptive_beta, sharp.adaptive_beta(z[None, :])[0], rtol=1e-12)
+    assert np.isclose(whole.adaptive_beta, sharp.row_beta(z[None, :], "adaptive")[0], rtol=1e-12)
     stream = sharp.SoftmaxStream()
     for start in range(0, z.size, 1024):   # cuts at multiples of the sub-chunk: the same bits
         stream.add(z[start:start + 1024])
