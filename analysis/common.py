@@ -1,9 +1,11 @@
 """Shared pieces of the analysis scripts: reading "sharp/1" result files, one figure style,
 and writing figures reproducibly.
 
-Analysis reads only files (docs/architecture.md#layers): every figure script loads a merged result file with
-load_result(), which refuses anything that is not a complete "sharp/1" file of the expected
-experiment, and writes through save_figure(), whose PDFs are byte-identical across runs.
+Analysis reads only files (docs/architecture.md#layers), through the one reader of result files in
+Python, sharp.results (python/sharp/results.py, pure Python: no build needed): every figure script
+loads a merged result file with load_result(), which refuses anything that is not a complete
+"sharp/1" file of the expected experiment, and writes through save_figure(), whose PDFs are
+byte-identical across runs.
 """
 from __future__ import annotations
 
@@ -12,9 +14,8 @@ import math
 import os
 import sys
 import tempfile
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
-import h5py
 import numpy as np
 import matplotlib
 
@@ -22,62 +23,26 @@ matplotlib.use("Agg")  # files only, no display; must precede the pyplot import
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib import ticker  # noqa: E402
 
-SCHEMA = "sharp/1"
+# The reader lives in the package sharp of this repository (python/sharp), used from the source.
+_PYTHON_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python")
+if _PYTHON_DIR not in sys.path:
+    sys.path.insert(0, _PYTHON_DIR)
+from sharp import results as _results  # noqa: E402
 
-
-class ResultFileError(Exception):
-    """A result file that analysis must not read (missing, not HDF5, incomplete, wrong schema or
-    experiment, malformed). The message names the file, the problem and what to do."""
+SCHEMA = _results.SCHEMA
+ResultFileError = _results.ResultFileError
+_decode = _results.decode
 
 
 # --------------------------------------------------------------------------------------------
 # Reading result files
 
 
-def _decode(value: Any) -> Any:
-    """h5py hands back bytes for some strings (fixed-length, or variable-length datasets read
-    without .asstr()) and numpy scalars for numbers; analysis wants str and Python numbers."""
-    if isinstance(value, (bytes, np.bytes_)):
-        return value.decode("utf-8")
-    if isinstance(value, np.ndarray):
-        if value.dtype.kind in ("S", "O"):
-            return np.array([_decode(v) for v in value.ravel()], dtype=str).reshape(value.shape)
-        return value
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
-def _attribute_value(value: Any) -> Any:
-    """Root attributes are scalars; a one-element array (some writers make [1] dataspaces) is
-    taken as its element."""
-    if isinstance(value, np.ndarray) and value.size == 1:
-        value = value.ravel()[0]
-    return _decode(value)
-
-
-def _read_dataset(ds: h5py.Dataset) -> np.ndarray:
-    """A dataset as numpy; string datasets become arrays of str (dtype '<U…')."""
-    if h5py.check_string_dtype(ds.dtype) is not None:
-        data = ds.asstr()[()]
-        if isinstance(data, str):
-            return np.array(data, dtype=str)
-        return np.asarray(data, dtype=str)
-    return ds[()]
-
-
 @dataclasses.dataclass(frozen=True)
-class Result:
-    """One merged result file. P = number of points; every params/metrics array has length P
-    along its first axis, in the file's point order (row i belongs to ids[i])."""
-
-    path: str
-    attrs: dict  # root attributes, str / int / float
-    config: str  # canonical config text, lines "key = value"
-    ids: list  # [P] point ids, 16 hex chars each
-    params: dict  # name -> [P] array (float64, int64 or str)
-    metrics: dict  # name -> [P, ...] array (float64 or int64)
-    timing: dict  # name -> [P] array (wall_seconds, peak_rss_bytes)
+class Result(_results.Points):
+    """One merged result file: the /points table of sharp.results.Points (path, attrs, config, ids,
+    params, metrics, timing; every column [P] in the file's point order, row i belongs to ids[i]),
+    with what the figures ask of it."""
 
     @property
     def experiment(self) -> str:
@@ -86,24 +51,11 @@ class Result:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def arrays(self, point_id: str) -> dict:
-        """Every dataset under /arrays/<point_id>, keyed by its path relative to that group
-        (nested groups give names like "layer0/alpha"). Read on demand: arrays can be large."""
-        with _open(self.path) as f:
-            group_path = f"arrays/{point_id}"
-            if group_path not in f:
-                raise ResultFileError(
-                    f"{self.path}: no group /arrays/{point_id}; this experiment stores no arrays "
-                    f"for that point (or the id is wrong). Point ids in the file: "
-                    f"{', '.join(self.ids[:5])}{' ...' if len(self.ids) > 5 else ''}")
-            out = {}
-
-            def visit(name, obj):
-                if isinstance(obj, h5py.Dataset):
-                    out[name] = _read_dataset(obj)
-
-            f[group_path].visititems(visit)
-            return dict(sorted(out.items()))
+    def arrays(self, point_id: str, names: Iterable[str] | None = None) -> dict:
+        """Every dataset under /arrays/<point_id> (or only `names`), keyed by its path relative to
+        that group (nested groups give names like "layer0/alpha"). Read on demand: arrays can be
+        large."""
+        return _results.point_arrays(self.path, point_id, None if names is None else set(names))
 
     def column(self, name: str) -> np.ndarray:
         """A parameter or metric by name (parameters first)."""
@@ -177,80 +129,12 @@ class Result:
         return sorted({_decode(v) for v in self.column(name)})
 
 
-def _open(path: str) -> h5py.File:
-    try:
-        return h5py.File(path, "r")
-    except OSError as err:
-        raise ResultFileError(
-            f"{path}: cannot be opened as HDF5 ({err}). It is not an HDF5 file or is truncated; "
-            f"regenerate it with the experiment binary (re-running the same command resumes)."
-        ) from None
-
 
 def load_result(path: str | os.PathLike, experiment: str | None = None) -> Result:
     """Read a merged "sharp/1" result file. Raises ResultFileError for a missing file, a non-HDF5
     file, a file without root attribute complete == 1, another schema, or (when `experiment` is
     given) another experiment, and for files whose /points layout is malformed."""
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise ResultFileError(
-            f"{path}: file not found. Run the experiment first (e.g. `make paper`, or the "
-            f"experiment binary with --out {path}) or pass the right path.")
-    if not h5py.is_hdf5(path):
-        raise ResultFileError(
-            f"{path}: not an HDF5 file. Result files are written by the experiment binaries; "
-            f"check the path, or regenerate the file.")
-    with _open(path) as f:
-        attrs = {k: _attribute_value(v) for k, v in sorted(f.attrs.items())}
-        _check_root_attributes(path, attrs, experiment)
-        _check_layout(path, f)
-        config = str(_decode(_read_dataset(f["config"])[()])) if "config" in f else ""
-        ids = [str(v) for v in _read_dataset(f["points/id"])]
-        params = {name: _read_dataset(ds) for name, ds in sorted(f["points/params"].items())}
-        metrics = {name: _read_dataset(ds) for name, ds in sorted(f["points"].items())
-                   if isinstance(ds, h5py.Dataset) and name != "id"}
-        timing = ({name: _read_dataset(ds) for name, ds in sorted(f["timing"].items())
-                   if isinstance(ds, h5py.Dataset)} if "timing" in f else {})
-    _check_lengths(path, len(ids), {**{f"params/{k}": v for k, v in params.items()},
-                                    **metrics, **{f"timing/{k}": v for k, v in timing.items()}})
-    return Result(path=path, attrs=attrs, config=config, ids=ids, params=params,
-                  metrics=metrics, timing=timing)
-
-
-def _check_root_attributes(path: str, attrs: dict, experiment: str | None) -> None:
-    problems = []
-    schema = attrs.get("schema")
-    if schema != SCHEMA:
-        problems.append(f"schema is {schema!r}, this analysis reads {SCHEMA!r}"
-                        if schema is not None else "root attribute 'schema' is missing")
-    complete = attrs.get("complete")
-    if complete != 1:
-        problems.append("the file is incomplete (root attribute 'complete' is "
-                        + ("missing" if complete is None else f"{complete!r}") + ", not 1)")
-    if problems:
-        raise ResultFileError(
-            f"{path}: refused: {'; '.join(problems)}. A run that stopped early leaves an "
-            f"incomplete file: re-run the same command to resume it (or --merge-only once every "
-            f"part is done); a file of another schema needs a matching analysis version.")
-    if experiment is not None and attrs.get("experiment") != experiment:
-        raise ResultFileError(
-            f"{path}: holds experiment {attrs.get('experiment')!r} but this figure needs "
-            f"{experiment!r}; pass the {experiment}.h5 file instead.")
-
-
-def _check_layout(path: str, f: h5py.File) -> None:
-    missing = [p for p in ("points/id", "points/params") if p not in f]
-    if missing:
-        raise ResultFileError(f"{path}: malformed sharp/1 file, missing /{', /'.join(missing)}; "
-                              f"regenerate it with the experiment binary.")
-
-
-def _check_lengths(path: str, n_points: int, columns: dict) -> None:
-    bad = [f"{name} has {np.shape(v)[0] if np.ndim(v) else 'scalar'}"
-           for name, v in columns.items() if np.ndim(v) == 0 or np.shape(v)[0] != n_points]
-    if bad:
-        raise ResultFileError(f"{path}: malformed sharp/1 file: /points/id has {n_points} points "
-                              f"but {', '.join(bad)}; regenerate it.")
+    return Result(**vars(_results.read_points(path, experiment)))
 
 
 # --------------------------------------------------------------------------------------------

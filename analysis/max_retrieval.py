@@ -16,8 +16,6 @@ import math
 import os
 import re
 
-import h5py
-
 import numpy as np
 from scipy import stats
 
@@ -269,10 +267,9 @@ def training_normalisers(result: common.Result) -> list:
             table = {}
             if found is not None:
                 try:
-                    with h5py.File(found, "r") as f:
-                        table = dict(zip(f["points/id"].asstr()[()],
-                                         f["points/params/normaliser"].asstr()[()]))
-                except (OSError, KeyError):
+                    training = common.load_result(found)
+                    table = dict(zip(training.ids, (str(v) for v in training.params["normaliser"])))
+                except (common.ResultFileError, KeyError):
                     table = {}
             cache[written] = table
         out.append(cache[written].get(model, UNKNOWN_TRAINING))

@@ -23,7 +23,6 @@ import dataclasses
 import math
 import sys
 
-import h5py
 import numpy as np
 
 import common
@@ -123,21 +122,24 @@ def load(path: str) -> list:
 
     # (config, algorithm, length, eval seed, normaliser, item, training seed) -> correct [samples]
     correct = {}
-    with h5py.File(path, "r") as f:
-        for i in range(len(r)):
-            m = models[refs[i]]
-            if m is None or not evaluated[i]:
-                continue
-            normaliser, seed, config = m
-            for item in items:
-                if item != "trained" and normaliser != BASELINE:
-                    continue  # inference-only variants are compared on softmax models only
-                name = f"arrays/{r.ids[i]}/correct_final.{item}"
-                if name not in f:
-                    raise common.ResultFileError(f"{path}: point {r.ids[i]} lacks /{name}; the file was "
-                                                 "written by an older eval-text. Re-run it.")
-                key = (config, algos[i], int(lengths[i]), eval_seed[i].item(), normaliser, item, seed)
-                correct[key] = np.asarray(f[name][()]).astype(bool)
+    for i in range(len(r)):
+        m = models[refs[i]]
+        if m is None or not evaluated[i]:
+            continue
+        normaliser, seed, config = m
+        wanted = [item for item in items if item == "trained" or normaliser == BASELINE]
+        # (inference-only variants are compared on softmax models only)
+        names = [f"correct_final.{item}" for item in wanted]
+        try:
+            arrays = r.arrays(r.ids[i], names) if names else {}
+        except common.ResultFileError:
+            arrays = {}   # no arrays at all for that point: named below
+        for item, name in zip(wanted, names):
+            if name not in arrays:
+                raise common.ResultFileError(f"{path}: point {r.ids[i]} lacks /arrays/{r.ids[i]}/{name}; the "
+                                             "file was written by an older eval-text. Re-run it.")
+            key = (config, algos[i], int(lengths[i]), eval_seed[i].item(), normaliser, item, seed)
+            correct[key] = np.asarray(arrays[name]).astype(bool)
 
     comparisons = []
     configs = sorted({k[0] for k in correct})

@@ -5,6 +5,7 @@
 
 #include "core/errors.hpp"
 #include "h5/h5.hpp"
+#include "runners/labelled_view.hpp"
 #include "runners/point_file.hpp"
 #include "runners/provenance.hpp"
 
@@ -135,6 +136,7 @@ void merge_points(const Experiment& experiment, const Grid& grid, const RunOptio
   timing.write("wall_seconds", wall);
   timing.write("peak_rss_bytes", rss);
   timing.write("threads", threads);
+  write_labelled_view(root, experiment.outputs());
   root.set_attr("complete", std::int64_t{1});
   out.commit();
 }

@@ -27,6 +27,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-h5py python3-numpy python3-matplotlib python3-scipy python3-pytest
+  pybind11-dev python3-pybind11 python3-dev python3-xarray python3-h5netcdf
   slurm-wlm munge
   chromium chromium-driver python3-selenium
 )

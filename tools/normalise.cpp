@@ -26,6 +26,7 @@
 
 #include "core/errors.hpp"
 #include "core/simd_isa.hpp"
+#include "normalisers/input_rows.hpp"
 #include "normalisers/normaliser.hpp"
 #include "normalisers/registry.hpp"
 
@@ -73,32 +74,12 @@ double parse_token(std::string_view token, std::size_t line, std::size_t column)
   if (ec != std::errc() || ptr != last) {
     throw BadInput(where + ": " + shown(token) + " is not a number");
   }
-  if (std::isnan(x)) throw BadInput(where + ": NaN logit (allowed: finite numbers, -inf for a masked entry)");
-  if (x == std::numeric_limits<double>::infinity()) {
-    throw BadInput(where + ": +inf logit (allowed: finite numbers, -inf for a masked entry)");
-  }
+  if (auto problem = sharp::norm::logit_problem(x)) throw BadInput(where + ": " + *problem);
   return x;
 }
 
-// Lines end with \n, \r\n or a lone \r (old Mac files, some spreadsheet exports).
-// Every normaliser works with differences of logits (z - max z); a row whose largest difference is
-// beyond a double (1e308 and -1e308) would come out wrong, e.g. for softmax:beta=1e-308, where
-// beta*z itself is small. Such a row is refused, naming its line.
-void check_span(const double* z, std::size_t n, std::size_t line) {
-  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (z[i] == -std::numeric_limits<double>::infinity()) continue;  // masked
-    lo = std::min(lo, z[i]);
-    hi = std::max(hi, z[i]);
-  }
-  if (std::isinf(hi - lo)) {
-    char text[96];
-    std::snprintf(text, sizeof text, "max %.17g, min %.17g", hi, lo);
-    throw BadInput("line " + std::to_string(line) + ": the logits span more than the largest double (" + text +
-                   "); shift or scale the row");
-  }
-}
-
+// Lines end with \n, \r\n or a lone \r (old Mac files, some spreadsheet exports); each row is then
+// checked as every front end checks rows (normalisers/input_rows.hpp).
 Rows parse_rows(const std::string& text) {
   Rows rows;
   rows.offsets.push_back(0);
@@ -110,7 +91,6 @@ Rows parse_rows(const std::string& text) {
     std::string_view row(text.data() + pos, end - pos);
     ++line;
     std::size_t column = 0;
-    bool any_unmasked = false;
     std::size_t i = 0;
     while (i < row.size()) {
       while (i < row.size() && std::isspace(static_cast<unsigned char>(row[i]))) ++i;
@@ -118,13 +98,10 @@ Rows parse_rows(const std::string& text) {
       std::size_t j = i;
       while (j < row.size() && !std::isspace(static_cast<unsigned char>(row[j]))) ++j;
       const double x = parse_token(row.substr(i, j - i), line, ++column);
-      any_unmasked = any_unmasked || x > -std::numeric_limits<double>::infinity();
       rows.values.push_back(x);
       i = j;
     }
-    if (column == 0) throw BadInput("line " + std::to_string(line) + ": empty row (expected logits)");
-    if (!any_unmasked) throw BadInput("line " + std::to_string(line) + ": every entry is masked (-inf)");
-    check_span(rows.values.data() + rows.offsets.back(), rows.values.size() - rows.offsets.back(), line);
+    sharp::norm::check_input_row(rows.values.data() + rows.offsets.back(), rows.values.size() - rows.offsets.back(), line);
     rows.offsets.push_back(rows.values.size());
     rows.lines.push_back(line);
     pos = next;

@@ -397,13 +397,14 @@ def test_beta_polynomial_reads_both_protocols(files, tmp_path):
 
 
 def _training_file(path, normaliser_of_seed: dict):
-    """The two columns of a train-max file the analysis reads to learn each model's training
-    normaliser (ids as synthetic.write_eval_max names its checkpoints)."""
-    with h5py.File(path, "w") as f:
-        seeds = sorted(normaliser_of_seed)
+    """A train-max result file whose models (ids as synthetic.write_eval_max names its checkpoints)
+    were trained with the given normalisers: the columns the analysis reads to learn each model's
+    training normaliser, in a complete "sharp/1" file (the one reader refuses anything else)."""
+    seeds = sorted(normaliser_of_seed)
+    synthetic.write_result(path, "train-max", [{"seed": s, "normaliser": normaliser_of_seed[s]} for s in seeds], {})
+    with h5py.File(path, "a") as f:
+        del f["points/id"]
         f.create_dataset("points/id", data=[synthetic.point_id("train-max", {"seed": s}) for s in seeds],
-                         dtype=synthetic.STR)
-        f.create_dataset("points/params/normaliser", data=[normaliser_of_seed[s] for s in seeds],
                          dtype=synthetic.STR)
 
 

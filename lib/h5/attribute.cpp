@@ -65,6 +65,41 @@ void Group::set_attr(const std::string& name, double value) {
 
 namespace {
 
+// Opens the dataset `dataset` of `group` for its attributes; `fail(operation)` throws.
+template <class Fail>
+Handle open_dataset_for_attr(hid_t group, const std::string& dataset, Fail fail) {
+  Handle d(H5Dopen2(group, dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  if (d.get() < 0) fail("open dataset for attribute");
+  return d;
+}
+
+}  // namespace
+
+void Group::set_dataset_attr(const std::string& dataset, const std::string& key, const std::string& value) {
+  SilenceErrors quiet;
+  auto failure = [&](const char* operation) { fail(operation, dataset + "@" + key); };
+  Handle d = open_dataset_for_attr(id_, dataset, failure);
+  Handle type = detail::vlen_utf8_type();
+  const char* pointer = value.c_str();
+  write_scalar_attr(d.get(), key, type.get(), type.get(), &pointer, failure);
+}
+
+void Group::set_dataset_attr(const std::string& dataset, const std::string& key, double value) {
+  SilenceErrors quiet;
+  auto failure = [&](const char* operation) { fail(operation, dataset + "@" + key); };
+  Handle d = open_dataset_for_attr(id_, dataset, failure);
+  write_scalar_attr(d.get(), key, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value, failure);
+}
+
+void Group::set_dataset_attr(const std::string& dataset, const std::string& key, std::int64_t value) {
+  SilenceErrors quiet;
+  auto failure = [&](const char* operation) { fail(operation, dataset + "@" + key); };
+  Handle d = open_dataset_for_attr(id_, dataset, failure);
+  write_scalar_attr(d.get(), key, H5T_STD_I64LE, H5T_NATIVE_INT64, &value, failure);
+}
+
+namespace {
+
 // An open attribute with its type class and element count, for the typed getters below.
 struct OpenAttribute {
   Handle attribute, type, space;

@@ -117,6 +117,31 @@ public:
   std::int64_t attr_int(const std::string& name) const;   // Error unless stored as an integer
   double attr_double(const std::string& name) const;      // integer or float
 
+  // Attributes of the dataset `dataset` of this group (units, long_name, ...); set overwrites.
+  void set_dataset_attr(const std::string& dataset, const std::string& key, const std::string& value);
+  void set_dataset_attr(const std::string& dataset, const std::string& key, double value);
+  void set_dataset_attr(const std::string& dataset, const std::string& key, std::int64_t value);
+
+  // A virtual dataset (HDF5's VDS; no data of its own): `shape`, the element type of the first
+  // source, and each source, a whole dataset of this file (absolute path), read at the block
+  // [offset, offset + count) of it. A block holds as many elements as its source, in row-major
+  // order, whatever the ranks (a [P] column can be read as [a, b]). Elements no source covers read
+  // as kMissingReal (floats) or kMissingInteger (integers). Error if `name` exists.
+  struct VirtualSource {
+    std::string path;
+    std::vector<std::size_t> offset, count;
+  };
+  void write_virtual(const std::string& name, const std::vector<std::size_t>& shape,
+                     const std::vector<VirtualSource>& sources);
+
+  // Dimension scales (HDF5's H5DS, as netCDF-4 writes them): the dataset `dataset` becomes the scale
+  // of dimension `dimension`; create_dimension makes a scale of `length` without values (netCDF: a
+  // dimension that is not a variable); attach_dimension_scale labels axis `axis` of `dataset` with
+  // the scale `scale`. Each writes attributes only: no dataset's values change.
+  void make_dimension_scale(const std::string& dataset, const std::string& dimension);
+  void create_dimension(const std::string& name, std::size_t length);
+  void attach_dimension_scale(const std::string& dataset, const std::string& scale, unsigned axis);
+
   hid_t id() const { return id_; }  // escape hatch to the C API; still owned by this Group
 
 private:
@@ -187,6 +212,10 @@ private:
   File file_;
   bool committed_ = false;
 };
+
+// What a virtual dataset reads where no source covers it (netCDF's default fill for int64).
+inline constexpr std::int64_t kMissingInteger = INT64_MIN + 2;
+inline constexpr double kMissingReal = __builtin_nan("");
 
 // True when `filename` (a name, not a path) looks like an AtomicFile temporary:
 // "<anything>.tmp.<digits>.<digits>". For cleaning up temporaries left by killed processes.
