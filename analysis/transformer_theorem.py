@@ -58,7 +58,7 @@ RATE_HOLDS, RATE_SLOWER, RATE_INCONCLUSIVE = "O(1/n)", "slower than 1/n", "incon
 
 MODEL_PARAMS = ("checkpoint", "layers", "heads", "d_model", "vocab", "causal", "positional", "layer_norm",
                 "init_scale", "max_length", "normaliser", "input", "samples", "seed")
-ARRAYS = ("delta_max", "beta_max", "certificate", "n_alpha_max_last", "n_alpha_max_half_mean", "alpha_max_half_mean")
+ARRAYS = ("delta_max", "beta_max", "certificate", "n_alpha_max_last", "n_alpha_max_half_mean")
 
 
 @dataclasses.dataclass
@@ -94,7 +94,6 @@ class ModelCheck:
     lemma_violations: int
     bound_holds: bool              # bug check: k·α_max <= e^(β·certificate) at every n and head
     certificate_holds: bool        # bug check: δ <= certificate at every n and head
-    alpha_ratio: float             # mean α_max over half rows, at n_max / at ns[start]
     rate: Slope                    # of ln(mean k·α_max over half rows) against ln n
     delta_slope: Slope             # of sup δ (max over heads) against ln n: illustration only
 
@@ -201,7 +200,6 @@ def check_models(result: common.Result) -> list:
             bound = np.exp(beta_n * arrays["certificate"])
             bound_holds = bool(np.all(arrays["n_alpha_max_last"] <= bound * (1 + 1e-12)))
         certificate_holds = bool(np.all(arrays["delta_max"] <= arrays["certificate"] * (1 + 1e-12)))
-        alpha_half = arrays["alpha_max_half_mean"].mean(axis=(1, 2))
         ln_n = np.log(result.metrics["tokens"][rows].astype(float))     # n, or a task prompt's own length
         rate = slope_interval(ln_n, np.log(arrays["n_alpha_max_half_mean"].mean(axis=(1, 2))))
         checks.append(ModelCheck(
@@ -210,7 +208,7 @@ def check_models(result: common.Result) -> list:
             beta_growth=float(np.max(beta_sup[-1] / beta_sup[start])),
             beta=np.max(beta_n, axis=0), lemma_violations=int(np.sum(result.metrics["lemma_violations"][rows])),
             bound_holds=bound_holds, certificate_holds=certificate_holds,
-            alpha_ratio=float(alpha_half[-1] / alpha_half[start]), rate=rate,
+            rate=rate,
             delta_slope=slope_interval(ln_n, sup.max(axis=(1, 2)))))
     return checks
 

@@ -308,7 +308,7 @@ def test_transformer_theorem_and_gemma_analogue(tmp_path):
     page, inputs, rows = build(tmp_path)
     section = section_text(page, "transformers")
     assert "bounded: must hold" in section and "unbounded: must fail" in section
-    assert "hypothesis fails" in section and 'class="v-differs"' not in section
+    assert "outside the hypothesis" in section and 'class="v-differs"' not in section
     theorem = by_claim(rows, "every head of a transformer with bounded positions disperses "
                              "(α_max → 0)")
     assert theorem.verdict == sc.IDENTITY and theorem.ours == "1 of 1 models"
