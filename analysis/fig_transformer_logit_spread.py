@@ -5,7 +5,8 @@ One row per model (random at each init scale, the negative controls, and trained
 the file, and those of transformer-dispersion-trained.h5 beside it, one row per training recipe
 with its seeds pooled): at the model's largest n, each head's δ = its largest row spread max − min of the
 scaled, masked logits; the row gives the range over heads, mean ± std, the number of heads, and the
-theorem check's verdict across n (analysis/transformer_theorem.py). Gemma 2B and 7B are the
+theorem check's verdict across n with the largest rise of β·certificate over the last 4× of n
+(analysis/transformer_theorem.py). Gemma 2B and 7B are the
 paper's measurements on one source-code input (their weights are not available offline). Writes
 transformer_logit_spread.{png,pdf} (the table drawn) and transformer_logit_spread.md (the same as
 text). For adaptive-temperature heads (docs/science.md#adaptive-temperature) the spreads are the
@@ -33,7 +34,7 @@ INPUT_FILE = "transformer-dispersion.h5"
 GEMMA = [("Gemma 2B (paper)", 2.28, 14.78, 5.69, 2.05, 144),
          ("Gemma 7B (paper)", 0.09, 32.74, 5.82, 2.61, None)]
 
-HEADER = ["model", "n", "heads", "δ range", "δ mean ± std", "check across n"]
+HEADER = ["model", "n", "heads", "δ range", "δ mean ± std", "theorem check"]
 
 
 def model_name(check) -> str:
@@ -66,14 +67,14 @@ def trained_rows(path: str) -> list:
         delta = np.concatenate([np.asarray(result.arrays(result.ids[m.rows[list(m.n).index(n)]])["delta_max"],
                                            dtype=float).ravel() for m in checked if n in m.n])
         growth = max(float(m.check.growth.max()) for m in checked)
-        bounded = all(m.check.levels_off for m in checked)
+        outcomes = sorted({m.check.outcome for m in checked})
         seeds = sorted({m.seed for m in checked})
         what = "" if kind == "task" else f", {kind} tokens"
         name = (f"trained {task}, {normaliser} ({checked[0].positional}, "
                 f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''}){what}")
         rows.append([name, common.power_of_two_label(n).replace("{", "").replace("}", ""), str(delta.size),
                      f"[{fmt(delta.min())}, {fmt(delta.max())}]", f"{fmt(delta.mean())} ± {fmt(delta.std())}",
-                     ("bounded" if bounded else "grows") + f" ({growth:.2f}x)"])
+                     check_cell(" / ".join(outcomes), growth)])
     return rows
 
 
@@ -90,13 +91,18 @@ def table_rows(result: common.Result, trained: list = ()) -> list:
 
     for c in sorted(checks, key=order):
         delta = np.asarray(result.arrays(result.ids[_row_of(result, c, c.ns[-1])])["delta_max"], dtype=float).ravel()
-        verdict = ("bounded" if c.levels_off else "grows") + f" ({float(c.growth.max()):.2f}x)"
+        verdict = check_cell(c.outcome, float(c.growth.max()))
         rows.append([model_name(c), common.power_of_two_label(c.ns[-1]).replace("{", "").replace("}", ""),
                      str(delta.size), f"[{fmt(delta.min())}, {fmt(delta.max())}]",
                      f"{fmt(delta.mean())} ± {fmt(delta.std())}", verdict])
     for name, lo, hi, mean, std, heads in GEMMA:
         rows.append([name, "1 input", str(heads) if heads else "all", f"[{lo}, {hi}]", f"{mean} ± {std}", "—"])
     return rows
+
+
+def check_cell(outcome: str, growth: float) -> str:
+    """The theorem check's verdict and the largest rise of β·certificate over the last 4× of n."""
+    return f"{outcome} ({growth:.2f}x)"
 
 
 def fmt(x: float) -> str:
@@ -113,6 +119,8 @@ def markdown(rows: list) -> str:
     lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return ("Logit spread δ across heads at each model's largest n (δ per head: its largest row spread); "
+            "theorem check: its verdict and the largest rise of β·certificate over the last 4× of n "
+            "(analysis/transformer_theorem.py); "
             "trained models on prompts of their own task (n: the prompts' token budget) unless the row says "
             "otherwise; Gemma rows from the paper (docs/science.md#logit-spread-in-llms).\n\n"
             + "\n".join(lines) + "\n")
@@ -120,11 +128,11 @@ def markdown(rows: list) -> str:
 
 def draw(rows: list):
     tp.matplotlib_style()
-    fig = plt.figure(figsize=(common.FULL_WIDTH + 1.0, 0.26 * (len(rows) + 1) + 0.5))
+    fig = plt.figure(figsize=(common.FULL_WIDTH + 2.0, 0.26 * (len(rows) + 1) + 0.5))
     ax = fig.add_subplot(111)
     ax.axis("off")
     table = ax.table(cellText=rows, colLabels=HEADER, loc="center", cellLoc="left", colLoc="left",
-                     colWidths=[0.42, 0.07, 0.06, 0.14, 0.15, 0.16])
+                     colWidths=[0.37, 0.06, 0.05, 0.13, 0.13, 0.26])
     table.auto_set_font_size(False)
     table.set_fontsize(7)
     table.scale(1.0, 1.25)
@@ -134,7 +142,7 @@ def draw(rows: list):
             cell.set_text_props(weight="bold")
         elif rows[r - 1][0].endswith("(paper)"):
             cell.set_facecolor("#f2f2f2")
-        elif rows[r - 1][-1].startswith("grows"):
+        elif not rows[r - 1][-1].startswith((transformer_theorem.HOLDS, "—")):
             cell.set_facecolor("#fdecea")
         elif rows[r - 1][0].startswith("trained"):
             cell.set_facecolor("#eaf2fb")

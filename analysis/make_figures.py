@@ -33,6 +33,7 @@ import fig_weight_bound  # noqa: E402
 import max_accuracy_table  # noqa: E402
 import remedies_table  # noqa: E402
 import text_paired_table  # noqa: E402
+import transformer_theorem  # noqa: E402
 
 # (figure name, input file in RESULTS_DIR, make(path, outdir) -> list of paths written)
 FIGURES = [
@@ -49,6 +50,7 @@ FIGURES = [
     ("transformer_alpha", fig_transformer_alpha.INPUT_FILE, fig_transformer_alpha.make),
     ("transformer_entropy", fig_transformer_entropy.INPUT_FILE, fig_transformer_entropy.make),
     ("transformer_logit_spread", fig_transformer_logit_spread.INPUT_FILE, fig_transformer_logit_spread.make),
+    ("transformer_theorem", transformer_theorem.INPUT_FILE, transformer_theorem.make),
     ("transformer_entropy_trained", fig_transformer_trained.INPUT_FILE, fig_transformer_trained.make),
     ("text_accuracy", fig_text_accuracy.INPUT_FILE, fig_text_accuracy.make),
     ("text_paired", text_paired_table.INPUT_FILE, text_paired_table.make),

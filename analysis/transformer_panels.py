@@ -57,8 +57,7 @@ def head_series(result: common.Result, rows, name: str) -> np.ndarray:
 def panel_title(check) -> str:
     k = check.key
     ln = "LayerNorm" if k["layer_norm"] else "no LayerNorm"
-    verdict = "bounded" if check.levels_off else "δ grows: hypothesis fails"
-    return f"{k['positional']}, {ln}\n(init {k['init_scale']:g}; {verdict})"
+    return f"{k['positional']}, {ln}\n(init {k['init_scale']:g}; {check.outcome})"
 
 
 def panel_grid(count: int, height_per_row: float = 2.3):

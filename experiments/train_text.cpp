@@ -4,6 +4,7 @@
 // every step drawn uniformly over the allowed (algorithm, length) pairs of the mix, and the loss on
 // answer tokens only. Checkpoints (weights, AdamW state, curve) go through the runner, so a killed run
 // resumes to the same weights; the trainer is bit-identical for any thread count.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -12,6 +13,7 @@
 #include "experiments/training_curve.hpp"
 #include "experiments/float_training_state.hpp"
 #include "runners/main.hpp"
+#include "text/sample.hpp"
 #include "text/tokeniser.hpp"
 #include "text_model/task_mix.hpp"
 #include "text_model/teacher_forced.hpp"
@@ -27,6 +29,19 @@ using runner::Record;
 
 namespace {
 
+text_model::TaskMix task_mix(const Point& p) {
+  return {text_model::parse_algorithm_mix(p.text("algorithms")), text_model::parse_lengths(p.text("lengths")),
+          p.text("trace") == "on"};
+}
+
+// The longest row the model sees in training: the largest token bound of prompt plus answer over the
+// mix's (algorithm, length) pairs (2 when there is none; validate refuses that mix).
+std::size_t longest_training_row(const text_model::TaskMix& mix) {
+  int longest = 2;
+  for (const auto& [a, n] : mix.pairs()) longest = std::max(longest, text::token_bound(a, n, mix.trace));
+  return std::size_t(longest);
+}
+
 transformer::TransformerConfig model_config(const Point& p) {
   transformer::TransformerConfig c;
   c.layers = std::size_t(p.integer("layers"));
@@ -36,13 +51,10 @@ transformer::TransformerConfig model_config(const Point& p) {
   c.positional = transformer::parse_positional(p.text("positional"));
   c.normaliser = p.text("normaliser");
   c.max_length = std::size_t(p.integer("max_length"));
-  c.train_length = c.max_length;
+  // ssmax:s=learn starts at s = 1/ln T with T the longest training row, so s·ln n = 1 there
+  // (docs/science.md#learned-scalars), not at max_length, which only bounds the positions.
+  c.train_length = longest_training_row(task_mix(p));
   return c;
-}
-
-text_model::TaskMix task_mix(const Point& p) {
-  return {text_model::parse_algorithm_mix(p.text("algorithms")), text_model::parse_lengths(p.text("lengths")),
-          p.text("trace") == "on"};
 }
 
 std::vector<text::Sample> draw_batch(const text_model::TaskMix& mix, std::uint64_t key, std::uint64_t first,

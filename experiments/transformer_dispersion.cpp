@@ -3,8 +3,9 @@
 // is one model (random, from the model axes and the seed) on `samples` inputs of n tokens: a double
 // forward pass hands every (layer, head, query row) to a RowRecorder (lib/head_measure), which the
 // point summarises per head (docs/science.md#measuring-heads) beside the head's weight-norm bound
-// (docs/science.md#weight-norm-bound). The check across n (sup δ levels off, n·α_max ≤ e^{β sup δ},
-// α_max → 0) reads the result file: analysis/transformer_theorem.py.
+// (docs/science.md#weight-norm-bound) and its certificate (the bound with LayerNorm's analytic input
+// norm, independent of n). The check across n (β·certificate constant in n, the lemma, the O(1/n)
+// rate of α_max) reads the result file: analysis/transformer_theorem.py.
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -192,6 +193,8 @@ public:
         metric_real("alpha_max_half_max", "probability", "largest coefficient over rows with k >= n/2 and heads"),
         metric_real("alpha_max_half_mean", "probability", "largest coefficient per row, mean over rows with k >= n/2 and heads"),
         metric_real("n_alpha_max_last_max", "", "k * alpha_max of the last row (k its keys), max over heads (1 for uniform attention)"),
+        metric_real("n_alpha_max_half_mean", "",
+                    "k * alpha_max over rows with k >= n/2, mean over rows and heads (bounded in n for dispersing heads)"),
         metric_real("entropy_last_mean", "nats", "entropy of the last row, mean over heads (ln n when uniform)"),
         metric_real("entropy_last_min", "nats", "entropy of the last row, min over heads"),
         metric_real("entropy_half_mean", "nats", "entropy over rows with k >= n/2, mean over rows and heads"),
@@ -209,6 +212,8 @@ public:
         metric_real("weight_bound_min", "logit units", "the weight-norm bound on delta_row, min over heads"),
         metric_real("weight_bound_ratio_max", "", "delta_max / weight-norm bound per head, max over heads (at most 1)"),
         metric_integer("weight_bound_violations", "heads", "heads whose delta_max exceeds their bound (relative slack 1e-12); must be 0"),
+        metric_real("certificate_max", "logit units",
+                    "the certificate (the weight-norm bound with R analytic where LayerNorm precedes attention), max over heads"),
         array_real("delta_max", lh, "logit units", "[layer, head] largest delta_row over every row and sample"),
         array_real("delta_half_max", lh, "logit units", "[layer, head] largest delta_row over rows with k >= n/2"),
         array_real("delta_half_mean", lh, "logit units", "[layer, head] mean delta_row over rows with k >= n/2"),
@@ -218,6 +223,7 @@ public:
         array_real("alpha_min_last", lh, "probability", "[layer, head] smallest coefficient of the last row (mean over samples)"),
         array_real("alpha_max_half_max", lh, "probability", "[layer, head] largest coefficient over rows with k >= n/2"),
         array_real("alpha_max_half_mean", lh, "probability", "[layer, head] mean over rows with k >= n/2 of the row's largest coefficient"),
+        array_real("n_alpha_max_half_mean", lh, "", "[layer, head] mean over rows with k >= n/2 of k * the row's largest coefficient"),
         array_real("entropy_last", lh, "nats", "[layer, head] entropy of the last row (mean over samples)"),
         array_real("entropy_half_mean", lh, "nats", "[layer, head] mean entropy over rows with k >= n/2"),
         array_real("entropy_gap_half", lh, "nats", "[layer, head] mean of ln k - entropy over rows with k >= n/2"),
@@ -230,9 +236,15 @@ public:
         array_real("weight_bound", lh, "logit units",
                    "[layer, head] 2 (smax(W_q) R + |b_q|)(smax(W_k) R + |b_k|)/sqrt(d_head) (+ ALiBi's slope (n-1)), "
                    "R the largest attention input norm of the layer"),
+        array_real("certificate", lh, "logit units",
+                   "[layer, head] the weight-norm bound with R = certificate_input_norm: independent of n where "
+                   "LayerNorm precedes attention (docs/science.md#measuring-heads)"),
         array_real("sigma_q", lh, "", "[layer, head] largest singular value of the head's query weights"),
         array_real("sigma_k", lh, "", "[layer, head] largest singular value of the head's key weights"),
         array_real("input_norm_max", {"*"}, "", "[layer] largest norm of an attention input row (after LayerNorm)"),
+        array_real("certificate_input_norm", {"*"}, "",
+                   "[layer] R of the certificate: sqrt(d_model) max|gain| + |bias| of the LayerNorm before attention, "
+                   "else input_norm_max"),
         array_integer("tokens", {"samples"}, "tokens", "per sample: its sequence's length (n, or a task prompt's own length)"),
         array_integer("task_length", {"samples"}, "keys", "per sample: keys of its task prompt (0 for uniform and needle)"),
         rows,
@@ -296,7 +308,9 @@ public:
            "beta(H), ssmax's s ln k; other normalisers have none (NaN) and are not checked against the lemma. The "
            "lemma's lower bound is checked only where exp(-beta delta_row)/k is a normal double. The same seed gives "
            "the same model for every n, input and init_scale (init_scale multiplies fixed standard normals), so a "
-           "head's delta can be followed across n. 'needle': one token repeated n times except one other token at a "
+           "head's delta can be followed across n. The certificate is the weight-norm bound with R = sqrt(d_model) "
+           "max|gain| + |bias| of the LayerNorm before attention (a bound on every LayerNorm output, so the "
+           "certificate does not depend on n or the input), or the measured R without LayerNorm. 'needle': one token repeated n times except one other token at a "
            "uniformly random position. --checkpoint: a sharp-train-text model, in double, with its own shape, "
            "positional scheme and normaliser (learned scalars included), on the same uniform or needle inputs over "
            "its character vocabulary, or ('task') on prompts of its own task: sample s is a prompt of the s-th algorithm "
@@ -401,18 +415,22 @@ private:
     const auto alpha_last = per_head(heads, [](const HeadSummary& h) { return h.alpha_max_last; });
     const auto alpha_half_max = per_head(heads, [](const HeadSummary& h) { return h.alpha_max_half_max; });
     const auto alpha_half_mean = per_head(heads, [](const HeadSummary& h) { return h.alpha_max_half_mean; });
+    const auto n_alpha_half_mean = per_head(heads, [](const HeadSummary& h) { return h.n_alpha_max_half_mean; });
     const auto entropy_last = per_head(heads, [](const HeadSummary& h) { return h.entropy_last; });
     const auto entropy_half = per_head(heads, [](const HeadSummary& h) { return h.entropy_half_mean; });
     const auto entropy_gap = per_head(heads, [](const HeadSummary& h) { return h.entropy_gap_half; });
     const auto entropy_all = per_head(heads, [](const HeadSummary& h) { return h.entropy_all_mean; });
     const auto beta_max = per_head(heads, [](const HeadSummary& h) { return h.beta_max; });
     const auto support_last = per_head(heads, [](const HeadSummary& h) { return h.support_last; });
-    std::vector<double> bound(heads.size()), sigma_q(heads.size()), sigma_k(heads.size());
+    std::vector<double> bound(heads.size()), certificate(heads.size()), sigma_q(heads.size()), sigma_k(heads.size());
+    std::vector<double> certificate_input_norm(L);
     std::vector<std::int64_t> violations(heads.size());
     double ratio_max = 0;
     std::int64_t bound_violations = 0, lemma_rows = 0, lemma_violations = 0;
     for (std::size_t i = 0; i < heads.size(); ++i) {
       bound[i] = bounds[i].bound;
+      certificate[i] = bounds[i].certificate;
+      certificate_input_norm[i / H] = bounds[i].certificate_input_norm;
       sigma_q[i] = bounds[i].sigma_q;
       sigma_k[i] = bounds[i].sigma_k;
       ratio_max = std::max(ratio_max, delta_max[i] / bound[i]);
@@ -436,6 +454,7 @@ private:
     r.set("alpha_max_half_max", max_of(alpha_half_max));
     r.set("alpha_max_half_mean", mean_of(alpha_half_mean));
     r.set("n_alpha_max_last_max", max_of(n_alpha_last));
+    r.set("n_alpha_max_half_mean", mean_of(n_alpha_half_mean));
     r.set("entropy_last_mean", mean_of(entropy_last));
     r.set("entropy_last_min", min_of(entropy_last));
     r.set("entropy_half_mean", mean_of(entropy_half));
@@ -452,6 +471,7 @@ private:
     r.set("weight_bound_min", min_of(bound));
     r.set("weight_bound_ratio_max", ratio_max);
     r.set_count("weight_bound_violations", bound_violations);
+    r.set("certificate_max", max_of(certificate));
 
     both("delta_max", delta_max);
     both("delta_half_max", per_head(heads, [](const HeadSummary& h) { return h.delta_half_max; }));
@@ -462,6 +482,7 @@ private:
     both("alpha_min_last", per_head(heads, [](const HeadSummary& h) { return h.alpha_min_last; }));
     both("alpha_max_half_max", alpha_half_max);
     both("alpha_max_half_mean", alpha_half_mean);
+    both("n_alpha_max_half_mean", n_alpha_half_mean);
     both("entropy_last", entropy_last);
     both("entropy_half_mean", entropy_half);
     both("entropy_gap_half", entropy_gap);
@@ -471,10 +492,12 @@ private:
     both("support_last", support_last);
     both("support_half_mean", per_head(heads, [](const HeadSummary& h) { return h.support_half_mean; }));
     both("weight_bound", bound);
+    both("certificate", certificate);
     both("sigma_q", sigma_q);
     both("sigma_k", sigma_k);
     r.arrays["lemma_violations"] = runner::Array{lh, std::move(violations)};
     r.set_array("input_norm_max", input_norms);
+    r.set_array("certificate_input_norm", std::move(certificate_input_norm));
     r.arrays["tokens"] = runner::Array{{B}, std::move(tokens)};
     r.arrays["task_length"] = runner::Array{{B}, std::move(task_lengths)};
 

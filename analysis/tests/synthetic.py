@@ -390,10 +390,11 @@ TRANSFORMER_ARRAYS = ("delta_max", "beta_max", "alpha_max_last", "alpha_max_half
 def write_transformer_dispersion(path, ns=(16, 64, 256, 1024), layers=2, heads=2,
                                  models=(("none", 1), ("alibi", 1), ("index", 0))):
     """A "transformer-dispersion" file: per model (positional, layer_norm) and n, per-head arrays
-    [layers, heads] from closed forms: bounded heads keep δ = 2 + head index; ALiBi adds its slope
-    times n − 1, index without LayerNorm n/64 per head; α_max of the last row = min(1, e^(δ/2)/n)
-    (inside the lemma's e^δ/n), the mean entropy ln(n!)/n − δ/10 and the last row's ln n − δ/10 (never
-    below 0)."""
+    [layers, heads] from closed forms: bounded heads keep δ = 2 + head index under a certificate
+    2δ + 1 (constant); ALiBi adds its slope times n − 1 to both, index without LayerNorm n/64 per
+    head to δ and twice that to the certificate; α_max of the last row = min(1, e^(δ/2)/n) (inside the
+    lemma's e^δ/n), k·α_max over the half rows 3/4 of n·α_max, the mean entropy ln(n!)/n − δ/10 and
+    the last row's ln n − δ/10 (never below 0)."""
     import math
     grid, cols, arrays = [], {k: [] for k in ("lemma_violations", "delta_max", "uniform_baseline",
                                                  "entropy_all_mean", "tokens", "ln_n")}, {}
@@ -404,15 +405,19 @@ def write_transformer_dispersion(path, ns=(16, 64, 256, 1024), layers=2, heads=2
                              normaliser="softmax", n=int(n), input="uniform", samples=1, row_arrays=0, seed=1))
             h = np.arange(layers * heads, dtype=float).reshape(layers, heads) % heads
             delta = 2.0 + h
+            certificate = 2 * delta + 1
             if positional == "alibi":
                 delta = delta + 2.0 ** (-8.0 * (h + 1) / heads) * (n - 1)
+                certificate = certificate + 2.0 ** (-8.0 * (h + 1) / heads) * (n - 1)
             if positional == "index" and not layer_norm:
                 delta = delta + (h + 1) * n / 64.0
+                certificate = certificate + 2 * (h + 1) * n / 64.0
             baseline = math.lgamma(n + 1) / n
             entropy = np.maximum(0.0, baseline - delta / 10)
-            arrays[len(grid) - 1] = {"delta_max": delta, "beta_max": np.ones_like(delta),
-                                     "alpha_max_last": np.minimum(1.0, np.exp(delta / 2) / n),
-                                     "alpha_max_half_mean": np.minimum(1.0, np.exp(delta / 2) / n),
+            alpha = np.minimum(1.0, np.exp(delta / 2) / n)
+            arrays[len(grid) - 1] = {"delta_max": delta, "beta_max": np.ones_like(delta), "certificate": certificate,
+                                     "alpha_max_last": alpha, "n_alpha_max_last": n * alpha,
+                                     "alpha_max_half_mean": alpha, "n_alpha_max_half_mean": 0.75 * n * alpha,
                                      "entropy_all_mean": entropy,
                                      "entropy_last": np.maximum(0.0, math.log(n) - delta / 10)}
             cols["lemma_violations"].append(0)
@@ -423,6 +428,33 @@ def write_transformer_dispersion(path, ns=(16, 64, 256, 1024), layers=2, heads=2
             cols["ln_n"].append(math.log(n))
     cols["lemma_violations"] = np.asarray(cols["lemma_violations"], dtype=np.int64)
     return write_result(path, "transformer-dispersion", grid, cols, arrays=arrays)
+
+
+def write_theorem_cases(path, cases, ns=tuple(2 ** k for k in range(4, 15)), heads=2):
+    """A "transformer-dispersion" file of one random model per case, told apart by its seed (the
+    case's index), for the theorem check's rules (analysis/transformer_theorem.py). `cases`: a list
+    of functions n -> dict with any of delta, certificate, beta, n_alpha (k·α_max, of the last row and
+    mean over the half rows; scalars or [1, heads] arrays) and lemma_violations; defaults δ = 3,
+    certificate 10, β = 1, k·α_max = 2, 0 violations. Returns the point ids."""
+    grid, arrays, violations, tokens = [], {}, [], []
+    for seed, case in enumerate(cases):
+        for n in ns:
+            v = {"delta": 3.0, "certificate": 10.0, "beta": 1.0, "n_alpha": 2.0, "lemma_violations": 0}
+            v.update(case(n))
+            grid.append(dict(checkpoint="none", layers=1, heads=heads, d_model=8, vocab=8, causal=1,
+                             positional="none", layer_norm=1, init_scale=1.0, max_length=1 << 16,
+                             normaliser="softmax", input="uniform", samples=1, seed=seed, n=int(n)))
+            per_head = {k: np.broadcast_to(np.asarray(v[k], dtype=float), (1, heads)).copy()
+                        for k in ("delta", "certificate", "beta", "n_alpha")}
+            arrays[len(grid) - 1] = {
+                "delta_max": per_head["delta"], "certificate": per_head["certificate"], "beta_max": per_head["beta"],
+                "n_alpha_max_last": per_head["n_alpha"], "n_alpha_max_half_mean": per_head["n_alpha"],
+                "alpha_max_last": per_head["n_alpha"] / n, "alpha_max_half_mean": per_head["n_alpha"] / n}
+            violations.append(int(v["lemma_violations"]))
+            tokens.append(float(n))
+    return write_result(path, "transformer-dispersion", grid,
+                        {"lemma_violations": np.array(violations, dtype=np.int64), "tokens": np.array(tokens)},
+                        arrays=arrays)
 
 
 def write_transformer_dispersion_trained(path, train_path, ns=(64, 256, 1024), layers=2, heads=2,
@@ -447,10 +479,11 @@ def write_transformer_dispersion_trained(path, train_path, ns=(64, 256, 1024), l
             h = np.arange(layers * heads, dtype=float).reshape(layers, heads) % heads
             delta = 10.0 + h
             baseline = math.lgamma(k + 1) / k
-            arrays[len(grid) - 1] = {"delta_max": delta, "beta_max": np.ones_like(delta),
+            arrays[len(grid) - 1] = {"delta_max": delta, "beta_max": np.ones_like(delta), "certificate": 3 * delta,
                                      "alpha_max_last": np.minimum(1.0, np.exp(delta / 4) / k),
                                      "n_alpha_max_last": k * np.minimum(1.0, np.exp(delta / 4) / k),
                                      "alpha_max_half_mean": np.minimum(1.0, np.exp(delta / 4) / k),
+                                     "n_alpha_max_half_mean": 0.75 * k * np.minimum(1.0, np.exp(delta / 4) / k),
                                      "entropy_last": np.maximum(0.0, math.log(k) - 2.0 - h),
                                      "entropy_all_mean": np.full_like(delta, 0.6 * baseline),
                                      "tokens": np.array([k - 1, k + 1]), "task_length": np.array([keys, keys])}

@@ -292,11 +292,14 @@ def write_transformer_dispersion(path, growing=("alibi",), ns=(64, 256, 1024)):
                              seed=1, n=int(n)))
             delta = np.array([[3.0, 5.0]]) * (n / 64 if positional in growing else 1.0)
             arrays[len(grid) - 1] = {"delta_max": delta, "beta_max": np.ones((1, 2)),
+                                     "certificate": 2 * delta, "n_alpha_max_last": np.full((1, 2), 4.0),
+                                     "n_alpha_max_half_mean": np.full((1, 2), 3.0),
                                      "alpha_max_last": np.full((1, 2), 4.0 / n),
                                      "alpha_max_half_mean": np.full((1, 2), 4.0 / n)}
             violations.append(0)
     synthetic.write_result(path, "transformer-dispersion", grid,
-                           {"lemma_violations": np.array(violations, dtype=np.int64)},
+                           {"lemma_violations": np.array(violations, dtype=np.int64),
+                            "tokens": np.array([float(p["n"]) for p in grid])},
                            arrays=arrays)
 
 
@@ -305,7 +308,7 @@ def test_transformer_theorem_and_gemma_analogue(tmp_path):
     page, inputs, rows = build(tmp_path)
     section = section_text(page, "transformers")
     assert "bounded: must hold" in section and "unbounded: must fail" in section
-    assert "hypothesis fails" in section and 'class="v-differs"' not in section
+    assert "outside the hypothesis" in section and 'class="v-differs"' not in section
     theorem = by_claim(rows, "every head of a transformer with bounded positions disperses "
                              "(α_max → 0)")
     assert theorem.verdict == sc.IDENTITY and theorem.ours == "1 of 1 models"

@@ -52,6 +52,7 @@ std::vector<HeadSummary> summarise_heads(const RowRecorder& rec) {
             m.delta_half_mean += delta;
             m.alpha_max_half_max = std::max(m.alpha_max_half_max, s.alpha_max);
             m.alpha_max_half_mean += s.alpha_max;
+            m.n_alpha_max_half_mean += k * s.alpha_max;
             m.entropy_half_mean += s.entropy;
             m.entropy_gap_half += std::log(k) - s.entropy;
             m.support_half_mean += double(s.support);
@@ -68,6 +69,7 @@ std::vector<HeadSummary> summarise_heads(const RowRecorder& rec) {
         }
       m.delta_half_mean /= half_rows;
       m.alpha_max_half_mean /= half_rows;
+      m.n_alpha_max_half_mean /= half_rows;
       m.entropy_half_mean /= half_rows;
       m.entropy_gap_half /= half_rows;
       m.support_half_mean /= half_rows;
@@ -106,7 +108,8 @@ std::vector<HeadSummary> combine_summaries(const std::vector<std::vector<HeadSum
       m.delta_half_max = std::max(m.delta_half_max, s.delta_half_max);
       m.alpha_max_half_max = std::max(m.alpha_max_half_max, s.alpha_max_half_max);
       if (std::isfinite(s.beta_max)) m.beta_max = std::isfinite(m.beta_max) ? std::max(m.beta_max, s.beta_max) : s.beta_max;
-      for (auto field : {&HeadSummary::delta_half_mean, &HeadSummary::alpha_max_half_mean, &HeadSummary::entropy_half_mean,
+      for (auto field : {&HeadSummary::delta_half_mean, &HeadSummary::alpha_max_half_mean,
+                         &HeadSummary::n_alpha_max_half_mean, &HeadSummary::entropy_half_mean,
                          &HeadSummary::entropy_gap_half, &HeadSummary::entropy_all_mean, &HeadSummary::delta_last,
                          &HeadSummary::alpha_max_last, &HeadSummary::alpha_min_last, &HeadSummary::entropy_last,
                          &HeadSummary::beta_last, &HeadSummary::support_last, &HeadSummary::support_half_mean})

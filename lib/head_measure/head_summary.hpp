@@ -19,6 +19,7 @@ struct HeadSummary {
   double delta_max = 0;            // max δ_row over every row and sequence (the head's sup δ at this n)
   double delta_half_max = 0, delta_half_mean = 0;
   double alpha_max_half_max = 0, alpha_max_half_mean = 0;
+  double n_alpha_max_half_mean = 0;  // mean k·α_max over half rows: bounded for a dispersing head (the rate test)
   double entropy_half_mean = 0;    // mean H over half rows
   double entropy_gap_half = 0;     // mean (ln k − H) over half rows: 0 for uniform attention
   double entropy_all_mean = 0;     // mean H over every row (causal: compare with ln(n!)/n)

@@ -167,7 +167,8 @@ class Entmax final : public TemplatedForward<Entmax> {
   double alpha_;
 };
 
-// ASEntmax: 1.5-entmax(c z), c = delta + b (ln n)^gamma, n = number of unmasked entries (docs/science.md#asentmax). Gradients: dL/dc = sum_i (dL/dy_i) z_i with y = c z, then dc/db = (ln n)^gamma,
+// ASEntmax as a static per-head scale (the published method computes b and gamma per query; docs/science.md#asentmax):
+// 1.5-entmax(c z), c = delta + b (ln n)^gamma, n = number of unmasked entries. Gradients: dL/dc = sum_i (dL/dy_i) z_i with y = c z, then dc/db = (ln n)^gamma,
 // dc/dgamma = b (ln n)^gamma ln ln n, dc/ddelta = 1. A row with one unmasked entry is one-hot
 // (for any c) and has zero gradients.
 class Asentmax final : public TemplatedForward<Asentmax> {
@@ -257,7 +258,7 @@ const NormaliserRegistration kEntmax{{
 
 const NormaliserRegistration kAsentmax{{
     .name = "asentmax",
-    .formula = "p = entmax15((δ + b·(ln n)^γ)·z)",
+    .formula = "p = entmax15((δ + b·(ln n)^γ)·z), b and γ static per head",
     .section = "asentmax",
     .example = "asentmax:b=0.5:gamma=1",
     .parameters = {{"b", std::nullopt, ParameterRange::at_least(0.0), "scale of (ln n)^γ"},

@@ -158,6 +158,8 @@ Execution heapsort(std::vector<Milli> a) {
 }
 
 // Lomuto partition as CLRS: a state after every comparison and after the final pivot swap.
+// CLRS pushes no state before the first comparison, so the first state (initial_trace) is the one
+// after it (which equals the input: A[p] <= x swaps A[p] with itself, A[p] > x swaps nothing).
 void quicksort_range(std::vector<Milli>& a, std::ptrdiff_t p, std::ptrdiff_t r, Execution& e) {
   if (p >= r) return;
   const Milli x = a[r];
@@ -177,7 +179,6 @@ void quicksort_range(std::vector<Milli>& a, std::ptrdiff_t p, std::ptrdiff_t r, 
 
 Execution quicksort(std::vector<Milli> a) {
   Execution e;
-  e.states.push_back(format_array(a));
   quicksort_range(a, 0, static_cast<std::ptrdiff_t>(a.size()) - 1, e);
   e.output = format_array(a);
   return e;

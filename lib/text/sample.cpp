@@ -112,7 +112,8 @@ int token_bound(Algorithm a, int n, bool trace) {
     case Algorithm::heapsort:
       inputs = 2 + array; state = array; states = 1 + n * (h + 1) + (n - 1) * (h + 2); output = array; break;
     case Algorithm::quicksort:
-      inputs = 2 + array; state = array; states = 1 + n * (n + 1) / 2; output = array; break;
+      // sorted input is the worst case: partitions of n, n - 1, ..., 2 keys, one state per comparison and pivot swap
+      inputs = 2 + array; state = array; states = n * (n + 1) / 2 - 1; output = array; break;
   }
   const int names = 8;  // the output names line, at most 8 tokens ("(best_low, best_high):\n")
   if (!trace) return name_tokens + inputs + 1 + names + output + 2;

@@ -86,6 +86,23 @@ class TrainEvalText(ResultDirCase):
         self.assertTrue(np.all((delta > 0) & (delta <= delta_max)))
         self.assertEqual(per_head.shape, (2, 4))
 
+    def test_learned_ssmax_starts_at_one_over_ln_of_the_longest_training_row(self):
+        # One step at lr 1e-12 leaves s where it started. The longest row of minimum at lengths 4, 5
+        # without trace is its token bound at length 5 (docs/science.md#learned-scalars): name and
+        # ":\n" 3, "key: " 2 + the array 2 + 5·5 digits + 4 spaces, "\n" 1, the names line 8, the
+        # index 1, "\n\n" 2: 48 tokens, so s = 1/ln 48 (not 1/ln 2048, --max-length).
+        model = self.path("ssmax-start.h5")
+        at = TINY.index("--warmup")
+        args = TINY[:at] + TINY[at + 2:]
+        run("sharp-train-text", *args, "--steps", "1", "--warmup", "0", "--lr", "1e-12", "--eval-every", "1",
+            "--normaliser", "ssmax:s=learn", "--out", model, check=0)
+        with h5py.File(model, "r") as f:
+            i = f["points/id"].asstr()[0]
+            names = [k for k in f["arrays"][i] if k.startswith("param.") and k.endswith(".norm.s")]
+            self.assertEqual(len(names), 1, list(f["arrays"][i]))
+            s = f["arrays"][i][names[0]][()]
+        np.testing.assert_allclose(s, 1 / np.log(48.0), rtol=1e-6)
+
     def test_learned_scalars_refuse_another_normaliser_at_inference_and_bad_input_exits_2(self):
         model = self.path("ssmax.h5")
         run("sharp-train-text", *TINY, "--steps", "5", "--eval-every", "5", "--normaliser", "ssmax:s=learn",

@@ -1,6 +1,7 @@
 // lib/head_measure: per-head summaries from hand-made rows (half rows, last row, the lemma check
-// catching a row outside its bounds), the layer-input hook seeing every row, and the weight-norm
-// bound holding on every head of random transformers (ALiBi included).
+// catching a row outside its bounds), the layer-input hook seeing every row, the weight-norm
+// bound holding on every head of random transformers (ALiBi included), and the certificate (the
+// bound with LayerNorm's analytic R) not depending on the input.
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -11,6 +12,7 @@
 #include "head_measure/head_summary.hpp"
 #include "head_measure/head_weight_bound.hpp"
 #include "head_measure/row_recorder.hpp"
+#include "transformer/layer_norm.hpp"
 #include "transformer/model.hpp"
 
 namespace {
@@ -59,6 +61,7 @@ TEST(HeadSummary, HalfRowsLastRowAndLemmaCounts) {
   EXPECT_EQ(s[0].delta_half_max, 2.0);              // rows with k >= 2
   EXPECT_DOUBLE_EQ(s[0].delta_half_mean, (1.0 + 2.0 + 0.0) / 3.0);
   EXPECT_EQ(s[0].alpha_max_last, 0.25);
+  EXPECT_DOUBLE_EQ(s[0].n_alpha_max_half_mean, (2 * 0.6 + 3 * 0.5 + 4 * 0.25) / 3.0);   // mean k·α_max over half rows
   EXPECT_DOUBLE_EQ(s[0].entropy_gap_half, ((std::log(2.0) - 0.67) + (std::log(3.0) - 1.0) + 0.0) / 3.0);
   EXPECT_EQ(s[0].lemma_rows, 4);
   EXPECT_EQ(s[0].lemma_violations_upper + s[0].lemma_violations_lower, 0);
@@ -100,19 +103,81 @@ TEST(HeadSummary, RecorderNoticesRowsNeverObserved) {
   EXPECT_GT(rec.missing_rows(), 0u);
 }
 
+// 2 layers of 2 heads, d_model 16, vocabulary 11.
+transformer::TransformerConfig small_config(transformer::Positional positional, bool layer_norm) {
+  transformer::TransformerConfig c;
+  c.layers = 2;
+  c.heads = 2;
+  c.d_model = 16;
+  c.vocab = 11;
+  c.positional = positional;
+  c.layer_norm = layer_norm;
+  return c;
+}
+
+// The certificate's R: a LayerNorm output y = γ ⊙ x̂ + β has ‖y‖ <= √d·max|γ| + ‖β‖, nearly reached by
+// a row of ±a (x̂ = ±√(a²/(a² + eps)) per coordinate) with γ = ±g and β = 0, and not exceeded by
+// random rows; a bias adds its norm.
+TEST(HeadWeightBound, LayerNormOutputNormBound) {
+  const std::size_t d = 8;
+  std::vector<double> x(d), y(d), gain(d), bias(d, 0.0);
+  for (std::size_t i = 0; i < d; ++i) {
+    x[i] = i % 2 ? -3.0 : 3.0;
+    gain[i] = i % 3 ? 1.5 : -1.5;
+  }
+  transformer::layer_norm_forward(y.data(), (double*)nullptr, (double*)nullptr, x.data(), gain.data(), bias.data(), 1, d);
+  double norm = 0;
+  for (double v : y) norm += v * v;
+  const double bound = head_measure::layer_norm_output_norm_bound(gain.data(), bias.data(), d);
+  EXPECT_DOUBLE_EQ(bound, std::sqrt(8.0) * 1.5);
+  EXPECT_LE(std::sqrt(norm), bound);
+  EXPECT_GT(std::sqrt(norm), bound * (1 - 1e-6));   // the bound is tight
+  bias[2] = 3.0;
+  bias[5] = -4.0;
+  EXPECT_DOUBLE_EQ(head_measure::layer_norm_output_norm_bound(gain.data(), bias.data(), d), std::sqrt(8.0) * 1.5 + 5.0);
+}
+
+// The certificate (the weight-norm bound with R analytic where LayerNorm precedes attention) is the
+// same for every input and length, never below the measured bound; without LayerNorm it is the
+// measured bound, which moves with the input.
+TEST(HeadWeightBound, CertificateIsIndependentOfTheInputWithLayerNorm) {
+  for (bool ln : {true, false}) {
+    const transformer::TransformerConfig c = small_config(transformer::Positional::Index, ln);
+    const transformer::Transformer model(c);
+    std::vector<double> params(model.parameter_count());
+    transformer::init_parameters(model.layout(), params.data(), 7);
+    std::vector<std::vector<head_measure::HeadWeightBound>> seen;
+    for (std::size_t n : {50, 400}) {
+      std::vector<std::int32_t> tokens(n);
+      for (std::size_t i = 0; i < n; ++i) tokens[i] = std::int32_t((i * 7 + n) % c.vocab);
+      head_measure::RowRecorder rec(1, c.layers, c.heads, n);
+      transformer::transformer_forward<double>(model, params.data(), tokens.data(), 1, n, nullptr, nullptr, &rec);
+      const std::vector<double> norms = {rec.input_norm_max(0), rec.input_norm_max(1)};
+      const auto bounds = head_measure::head_weight_bounds(model.layout(), params.data(), norms, n);
+      for (std::size_t i = 0; i < bounds.size(); ++i) {
+        EXPECT_GE(bounds[i].certificate, bounds[i].bound);
+        EXPECT_EQ(bounds[i].certificate_input_norm, ln ? std::sqrt(16.0) : norms[i / c.heads]);   // γ = 1, β = 0 at init
+      }
+      seen.push_back(bounds);
+    }
+    for (std::size_t i = 0; i < seen[0].size(); ++i) {
+      if (ln) {
+        EXPECT_EQ(seen[0][i].certificate, seen[1][i].certificate);
+      } else {
+        EXPECT_EQ(seen[0][i].certificate, seen[0][i].bound);
+        EXPECT_NE(seen[0][i].certificate, seen[1][i].certificate);   // index positions grow the inputs
+      }
+    }
+  }
+}
+
 // Every head's largest δ_row on a random model stays under its weight-norm bound (for ALiBi with
 // the bias term slope·(n − 1)), and the lemma has no violating row.
 TEST(HeadWeightBound, HoldsOnRandomModels) {
   for (auto pos : {transformer::Positional::None, transformer::Positional::Rope, transformer::Positional::Index,
                    transformer::Positional::Alibi}) {
     for (bool ln : {true, false}) {
-      transformer::TransformerConfig c;
-      c.layers = 2;
-      c.heads = 2;
-      c.d_model = 16;
-      c.vocab = 11;
-      c.positional = pos;
-      c.layer_norm = ln;
+      const transformer::TransformerConfig c = small_config(pos, ln);
       const transformer::Transformer model(c);
       std::vector<double> params(model.parameter_count());
       transformer::init_parameters(model.layout(), params.data(), 42);
@@ -130,6 +195,7 @@ TEST(HeadWeightBound, HoldsOnRandomModels) {
       const auto heads = head_measure::summarise_heads(rec);
       for (std::size_t i = 0; i < heads.size(); ++i) {
         EXPECT_LE(heads[i].delta_max, bounds[i].bound) << transformer::positional_name(pos) << " ln " << ln;
+        EXPECT_LE(bounds[i].bound, bounds[i].certificate);
         EXPECT_GT(bounds[i].sigma_q, 0.0);
         EXPECT_EQ(heads[i].lemma_violations_upper + heads[i].lemma_violations_lower, 0);
       }

@@ -107,6 +107,23 @@ TEST(TextFormat, HeapsortTraceExampleOf21States) {
   EXPECT_EQ(s.text(), expected);
 }
 
+// Worked by hand from CLRS's quicksort (Lomuto partition; a hint after every comparison and after
+// the pivot swap, none before the first comparison). Keys 0.5 0.2 0.9 0.1, pivot 0.1: j = 0, 1, 2
+// compare without swapping (3 states, the first is the initial_trace), the pivot swap gives
+// [0.1 0.2 0.9 0.5]; then the range 1..3 with pivot 0.5: j = 1 (0.2 <= 0.5 swaps with itself),
+// j = 2 (0.9 stays), the pivot swap gives the sorted array (the last state, dropped). 7 states.
+TEST(TextFormat, QuicksortTraceExampleOf7States) {
+  const Sample s = render(Algorithm::quicksort, keys(milli({"0.5", "0.2", "0.9", "0.1"})), true);
+  EXPECT_EQ(s.text(),
+            "quicksort:\nkey: [0.5 0.2 0.9 0.1], initial_trace: [0.5 0.2 0.9 0.1]\ntrace | pred:\n"
+            "[0.5 0.2 0.9 0.1], [0.5 0.2 0.9 0.1], [0.1 0.2 0.9 0.5], [0.1 0.2 0.9 0.5], [0.1 0.2 0.9 0.5]"
+            " | [0.1 0.2 0.5 0.9]\n\n");
+  // Sorted keys give the longest trace (token_bound's count): partitions of 4, 3 and 2 keys, 4 + 3 + 2
+  // states; the answer shows the 7 between the first and the last, then the output.
+  const Sample sorted = render(Algorithm::quicksort, keys(milli({"0.1", "0.2", "0.3", "0.4"})), true);
+  EXPECT_EQ(std::count(sorted.answer.begin(), sorted.answer.end(), '['), 7 + 1);
+}
+
 TEST(TextFormat, PairTracesEndWithTheirLastStateInParentheses) {
   const Sample s = render(Algorithm::binary_search,
                           keys(milli({"0.424", "0.545", "0.549", "0.603", "0.715"}), parse_milli("0.646")), true);
