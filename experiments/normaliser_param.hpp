@@ -20,7 +20,7 @@ inline std::string normaliser_spec_allowed() {
 }
 inline std::string learnable_normaliser_spec_allowed() {
   return normaliser_spec_allowed() + "; `learn` for a number trains it (docs/science.md#learned-scalars), learnable: " +
-         norm::learnable_parameters_text();
+         norm::learnable_parameters_text() + " (those per query in the transformer only)";
 }
 
 inline std::optional<std::string> normaliser_spec_error(const runner::Value& v) {
@@ -33,10 +33,10 @@ inline std::optional<std::string> normaliser_spec_error(const runner::Value& v) 
 }
 
 // sharp-train-max's --normaliser: a spec that may learn scalars (docs/science.md#learned-scalars),
-// e.g. ssmax:s=learn, entmax:alpha=learn, asentmax:b=learn:gamma=learn.
+// e.g. ssmax:s=learn, entmax:alpha=learn, asentmax:b=learn:gamma=learn; not per query.
 inline std::optional<std::string> learnable_normaliser_spec_error(const runner::Value& v) {
   try {
-    norm::parse_learnable_spec(std::get<std::string>(v), 16);
+    norm::refuse_per_query(norm::parse_learnable_spec(std::get<std::string>(v), 16), "sharp-train-max");
   } catch (const BadInput& e) {
     return std::string("is not a normaliser spec: ") + e.what();
   }

@@ -101,7 +101,7 @@ public:
   std::vector<runner::ParamSpec> parameters() const override {
     runner::ParamSpec normaliser = runner::text_param("normaliser", "softmax", "normaliser of every head, trained in", {});
     normaliser.allowed = "a normaliser spec (docs/science.md#remedies), e.g. softmax, adaptive, ssmax:s=learn, entmax15, "
-                         "asentmax:b=learn:gamma=learn, stieltjes:q=4";
+                         "asentmax:b=learn:gamma=learn, asentmax_query:b=learn:gamma=learn (per query), stieltjes:q=4";
     normaliser.check = [](const runner::Value& v) -> std::optional<std::string> {
       try {
         norm::parse_learnable_spec(std::get<std::string>(v), 16);

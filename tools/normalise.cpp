@@ -204,7 +204,8 @@ std::string list_text() {
     for (const auto& p : e->parameters) out += "  " + p.key + ": " + parameter_text(p) + "; " + p.meaning + "\n";
     for (const auto& a : e->aliases) out += "  " + a.key + ": " + a.range.text(a.key) + ", sets " + a.target + "\n";
     for (const auto& l : e->learnable)
-      out += "  " + l.key + "=learn: " + l.parameterisation + ", start " + l.start + "\n";
+      out += "  " + l.key + "=learn" + (l.per_query() ? " (per query)" : "") + ": " + l.parameterisation + ", start " +
+             l.start + "\n";
   }
   return out;
 }
@@ -219,7 +220,8 @@ std::string list_markdown() {
     std::string params, learnable;
     for (const auto& p : e->parameters) params.append(params.empty() ? "`" : "; `").append(parameter_text(p)).append("`");
     for (const auto& a : e->aliases) params.append(" (or `").append(a.range.text(a.key)).append("`, sets ").append(a.target).append(")");
-    for (const auto& l : e->learnable) learnable.append(learnable.empty() ? "`" : ", `").append(l.key).append("=learn`");
+    for (const auto& l : e->learnable)
+      learnable.append(learnable.empty() ? "`" : ", `").append(l.key).append("=learn`").append(l.per_query() ? " per query" : "");
     out += "| [`" + e->name + "`](#" + e->section + ") | " + e->formula + " | " + (params.empty() ? "—" : params) +
            " | " + (learnable.empty() ? "—" : learnable) + " |\n";
   }

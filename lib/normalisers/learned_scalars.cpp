@@ -13,21 +13,28 @@ const LearnableInfo& info(const LearnableSpec& spec, std::size_t i) {
   return *normaliser_entry(spec.spec.name).learnable_parameter(spec.learned.at(i));
 }
 
-std::string shape_text(const std::vector<std::string>& shape) {
-  std::string out;
-  for (const std::string& d : shape) out += (out.empty() ? "" : ", ") + d;
-  return "[" + out + "]";
+}  // namespace
+
+bool LearnableSpec::any_per_query() const {
+  for (const bool q : per_query)
+    if (q) return true;
+  return false;
 }
 
-}  // namespace
+void refuse_per_query(const LearnableSpec& spec, const std::string& trainer) {
+  for (std::size_t i = 0; i < spec.learned.size(); ++i)
+    if (spec.per_query[i])
+      throw BadInput("normaliser '" + format_spec(spec.spec) + "': parameter '" + spec.learned[i] +
+                     "' is learned per query, from a transformer's hidden states; " + trainer +
+                     " learns scalars only (docs/science.md#learned-scalars)");
+}
+
+const LearnableInfo& learnable_info(const LearnableSpec& spec, std::size_t i) { return info(spec, i); }
 
 LearnableSpec parse_learnable_spec(std::string_view text, std::size_t train_length) {
   std::vector<std::string> learned;
   LearnableSpec out;
   out.spec = detail::parse_spec_text(text, [&](const NormaliserEntry& entry, const LearnableInfo& l) {
-    if (!l.shape.empty())
-      throw BadInput("normaliser '" + std::string(text) + "': parameter '" + l.key + "' is learned with shape " +
-                     shape_text(l.shape) + " per head; the trainers learn scalars only");
     learned.push_back(l.key);
     return l.value(l.initial_raw(train_length));
   });
@@ -37,6 +44,7 @@ LearnableSpec parse_learnable_spec(std::string_view text, std::size_t train_leng
       if (names[k] == key) {
         out.learned.push_back(key);
         out.index.push_back(k);
+        out.per_query.push_back(normaliser_entry(out.spec.name).learnable_parameter(key)->per_query());
       }
   if (out.learned.size() != learned.size())
     throw std::logic_error("normaliser '" + out.spec.name + "': a learnable parameter is not among parameter_names()");

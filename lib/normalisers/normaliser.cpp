@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "core/errors.hpp"
@@ -120,32 +122,93 @@ void Normaliser::forward_row(const float* z, float* p, std::size_t n, Workspace&
   for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<float>(pd[i]);
 }
 
-void Normaliser::backward(const double* z, const double* p, const double* v, double* grad_z,
-                          double* grad_params, std::size_t rows, std::size_t n) const {
+template <class T>
+void Normaliser::backward_any(const T* z, const T* p, const T* v, T* grad_z, double* grad_params, std::size_t rows,
+                              std::size_t n, const double* row_params) const {
   if (n == 0) throw NumericError("normaliser '" + name() + "': rows of length 0");
   const std::size_t np = parameter_names().size();
   for_each_row(name(), rows, n, [&](std::size_t r, Workspace& ws) {
     const std::size_t o = r * n;
-    backward_row(z + o, p + o, v + o, grad_z + o, grad_params ? grad_params + r * np : nullptr, n, ws);
+    double* gp = grad_params ? grad_params + r * np : nullptr;
+    auto row = [&](const double* zr, const double* pr, const double* vr, double* gr) {
+      if (row_params)
+        backward_row_with(zr, pr, vr, gr, gp, n, row_params + r * np, ws);
+      else
+        backward_row(zr, pr, vr, gr, gp, n, ws);
+    };
+    if constexpr (std::is_same_v<T, double>) {
+      row(z + o, p + o, v + o, grad_z + o);
+    } else {   // computed in double
+      double* zd = ws.doubles(4, n);
+      double* pd = ws.doubles(5, n);
+      double* vd = ws.doubles(6, n);
+      double* gd = ws.doubles(7, n);
+      widen(z + o, zd, n);
+      widen(p + o, pd, n);
+      widen(v + o, vd, n);
+      row(zd, pd, vd, gd);
+      for (std::size_t i = 0; i < n; ++i) grad_z[o + i] = static_cast<float>(gd[i]);
+    }
   });
+}
+
+void Normaliser::backward(const double* z, const double* p, const double* v, double* grad_z,
+                          double* grad_params, std::size_t rows, std::size_t n) const {
+  backward_any(z, p, v, grad_z, grad_params, rows, n, nullptr);
 }
 
 void Normaliser::backward(const float* z, const float* p, const float* v, float* grad_z,
                           double* grad_params, std::size_t rows, std::size_t n) const {
+  backward_any(z, p, v, grad_z, grad_params, rows, n, nullptr);
+}
+
+void Normaliser::require_row_parameters() const {
+  if (!takes_row_parameters())
+    throw std::logic_error("normaliser '" + name() + "' takes no parameters per row");
+}
+
+template <class T>
+void Normaliser::forward_with_rows(const T* z, T* p, std::size_t rows, std::size_t n, const double* row_params) const {
+  require_row_parameters();
   if (n == 0) throw NumericError("normaliser '" + name() + "': rows of length 0");
   const std::size_t np = parameter_names().size();
-  for_each_row(name(), rows, n, [&](std::size_t r, Workspace& ws) {
-    const std::size_t o = r * n;
-    double* zd = ws.doubles(4, n);
-    double* pd = ws.doubles(5, n);
-    double* vd = ws.doubles(6, n);
-    double* gd = ws.doubles(7, n);
-    widen(z + o, zd, n);
-    widen(p + o, pd, n);
-    widen(v + o, vd, n);
-    backward_row(zd, pd, vd, gd, grad_params ? grad_params + r * np : nullptr, n, ws);
-    for (std::size_t i = 0; i < n; ++i) grad_z[o + i] = static_cast<float>(gd[i]);
-  });
+  for_each_row(name(), rows, n,
+               [&](std::size_t r, Workspace& ws) { forward_row_with(z + r * n, p + r * n, n, row_params + r * np, ws); });
+}
+
+void Normaliser::forward(const double* z, double* p, std::size_t rows, std::size_t n, const double* row_params) const {
+  forward_with_rows(z, p, rows, n, row_params);
+}
+
+void Normaliser::forward(const float* z, float* p, std::size_t rows, std::size_t n, const double* row_params) const {
+  forward_with_rows(z, p, rows, n, row_params);
+}
+
+void Normaliser::backward(const double* z, const double* p, const double* v, double* grad_z, double* grad_params,
+                          std::size_t rows, std::size_t n, const double* row_params) const {
+  require_row_parameters();
+  backward_any(z, p, v, grad_z, grad_params, rows, n, row_params);
+}
+
+void Normaliser::backward(const float* z, const float* p, const float* v, float* grad_z, double* grad_params,
+                          std::size_t rows, std::size_t n, const double* row_params) const {
+  require_row_parameters();
+  backward_any(z, p, v, grad_z, grad_params, rows, n, row_params);
+}
+
+// Reached only by a normaliser that says it takes row parameters and implements none of them.
+static std::logic_error no_row_kernel(const std::string& name) {
+  return std::logic_error("normaliser '" + name + "' says it takes row parameters but has no row kernel for them");
+}
+void Normaliser::forward_row_with(const double*, double*, std::size_t, const double*, Workspace&) const {
+  throw no_row_kernel(name());
+}
+void Normaliser::forward_row_with(const float*, float*, std::size_t, const double*, Workspace&) const {
+  throw no_row_kernel(name());
+}
+void Normaliser::backward_row_with(const double*, const double*, const double*, double*, double*, std::size_t,
+                                   const double*, Workspace&) const {
+  throw no_row_kernel(name());
 }
 
 template <class T>

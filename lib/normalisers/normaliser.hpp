@@ -51,12 +51,29 @@ class Normaliser {
   void backward(const float* z, const float* p, const float* v, float* grad_z,
                 double* grad_params, std::size_t rows, std::size_t n) const;
 
+  // Rows with parameters of their own (a per-query form, docs/science.md#asentmax): row_params
+  // [rows, P] (P = parameter_names().size(), in that order) stand for the spec's values, row r using
+  // row r's. Only for normalisers that take_row_parameters() (else std::logic_error). A row at the
+  // spec's values gets the bits forward() and backward() give it; grad_params as in backward().
+  virtual bool takes_row_parameters() const { return false; }
+  void forward(const double* z, double* p, std::size_t rows, std::size_t n, const double* row_params) const;
+  void forward(const float* z, float* p, std::size_t rows, std::size_t n, const double* row_params) const;
+  void backward(const double* z, const double* p, const double* v, double* grad_z, double* grad_params,
+                std::size_t rows, std::size_t n, const double* row_params) const;
+  void backward(const float* z, const float* p, const float* v, float* grad_z, double* grad_params,
+                std::size_t rows, std::size_t n, const double* row_params) const;
+
  protected:
   virtual void forward_row(const double* z, double* p, std::size_t n, Workspace& ws) const = 0;
   // Default: widen the row to double, run the double kernel, narrow the result.
   virtual void forward_row(const float* z, float* p, std::size_t n, Workspace& ws) const;
   virtual void backward_row(const double* z, const double* p, const double* v, double* grad_z,
                             double* grad_params, std::size_t n, Workspace& ws) const = 0;
+  // The same with this row's parameters params [P] (normalisers that take_row_parameters()).
+  virtual void forward_row_with(const double* z, double* p, std::size_t n, const double* params, Workspace& ws) const;
+  virtual void forward_row_with(const float* z, float* p, std::size_t n, const double* params, Workspace& ws) const;
+  virtual void backward_row_with(const double* z, const double* p, const double* v, double* grad_z,
+                                 double* grad_params, std::size_t n, const double* params, Workspace& ws) const;
 
   // Softmax-family normalisers can split one long row across threads (fixed blocks, so results do
   // not change); they override these and return true from splits_long_rows().
@@ -85,6 +102,12 @@ class Normaliser {
   void forward_any(const T* z, T* p, std::size_t rows, std::size_t n) const;
   template <class T>
   void forward_in_lanes(const T* z, T* p, std::size_t rows, std::size_t n) const;
+  template <class T>
+  void forward_with_rows(const T* z, T* p, std::size_t rows, std::size_t n, const double* row_params) const;
+  template <class T>
+  void backward_any(const T* z, const T* p, const T* v, T* grad_z, double* grad_params, std::size_t rows,
+                    std::size_t n, const double* row_params) const;
+  void require_row_parameters() const;
 
   Spec spec_;
 };

@@ -72,12 +72,21 @@ void register_normaliser(NormaliserEntry entry) {
   if (!entry.make) fail("has no factory");
   for (const ParameterAlias& a : entry.aliases)
     if (!entry.parameter(a.target) || !a.to_target) fail("has an alias '" + a.key + "' of no parameter");
-  for (const LearnableInfo& l : entry.learnable)
+  bool per_query = false;
+  for (const LearnableInfo& l : entry.learnable) {
     if (!entry.parameter(l.key) || !l.initial_raw || !l.value || !l.derivative)
       fail("has an incomplete learnable parameter '" + l.key + "'");
+    if (!l.shape.empty() && l.shape != std::vector<std::string>{"d_model"})
+      fail("has a learnable parameter '" + l.key + "' of a shape other than {} or {\"d_model\"}");
+    per_query = per_query || l.per_query();
+  }
   if (!registry().emplace(name, std::move(entry)).second) fail("is registered twice");
   try {   // parsing needs the entry registered
-    parse_spec(registry().find(name)->second.example);
+    const Spec example = parse_spec(registry().find(name)->second.example);
+    if (per_query && !make_normaliser(example)->takes_row_parameters()) {
+      registry().erase(name);
+      fail("learns a parameter per query but its normaliser takes no row parameters");
+    }
   } catch (const BadInput& e) {
     registry().erase(name);
     fail(std::string("has an example that is no spec: ") + e.what());
@@ -109,7 +118,8 @@ std::string normaliser_names_text() {
 std::string learnable_parameters_text() {
   std::string out;
   for (const auto& [name, entry] : registry())
-    for (const LearnableInfo& l : entry.learnable) out += (out.empty() ? "" : ", ") + name + ":" + l.key;
+    for (const LearnableInfo& l : entry.learnable)
+      out += (out.empty() ? "" : ", ") + name + ":" + l.key + (l.per_query() ? " (per query)" : "");
   return out.empty() ? "none" : out;
 }
 

@@ -60,16 +60,20 @@ struct ParameterAlias {
 // reaches raw through derivative(raw) = d value / d raw.
 struct LearnableInfo {
   std::string key{};
-  // Shape of the raw value per head: each dimension a number or a model dimension's name (e.g.
-  // "d_model"); {} is one scalar per head. The trainers take scalars only and refuse other shapes
-  // with sharp::BadInput (a per-query form, with vectors read from each query's hidden state, needs
-  // more than a spec value and is not built).
+  // Shape of what the model learns per head: {} is one raw scalar c; {"d_model"} is a per-query
+  // readout (docs/science.md#asentmax), a scalar c and a vector w of d_model values, so that the
+  // query row with hidden state h_q (the attention block's input) has raw = c + w·h_q, and w = 0 is
+  // the scalar form. A per-query readout needs a normaliser that takes_row_parameters() and a model
+  // with hidden states: the transformer learns it, sharp-train-max refuses it. No other shape is
+  // registered (std::logic_error).
   std::vector<std::string> shape{};
   std::string parameterisation{};           // docs text, e.g. "α = 1.01 + 0.99·sigmoid(a), in (1.01, 2)"
   std::string start{};                      // docs text, e.g. "a₀ = 0 (α₀ = 1.505)"
-  std::function<double(std::size_t train_length)> initial_raw{};   // may throw sharp::BadInput
+  std::function<double(std::size_t train_length)> initial_raw{};   // c's start (w starts at 0); may throw sharp::BadInput
   std::function<double(double raw)> value{};
   std::function<double(double raw)> derivative{};
+
+  bool per_query() const { return !shape.empty(); }
 };
 
 struct NormaliserEntry {
@@ -103,7 +107,8 @@ std::vector<const NormaliserEntry*> normaliser_entries();
 const NormaliserEntry* find_normaliser(std::string_view name);
 const NormaliserEntry& normaliser_entry(std::string_view name);
 
-// For messages and help texts: "adaptive, argmax, ..." and "asentmax:b, asentmax:gamma, ...".
+// For messages and help texts: "adaptive, argmax, ..." and "asentmax:b, asentmax:gamma, ...,
+// asentmax_query:b (per query), ...".
 std::string normaliser_names_text();
 std::string learnable_parameters_text();
 

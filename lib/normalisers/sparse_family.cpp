@@ -170,36 +170,64 @@ class Entmax final : public TemplatedForward<Entmax> {
 // ASEntmax as a static per-head scale (the published method computes b and gamma per query; docs/science.md#asentmax):
 // 1.5-entmax(c z), c = delta + b (ln n)^gamma, n = number of unmasked entries. Gradients: dL/dc = sum_i (dL/dy_i) z_i with y = c z, then dc/db = (ln n)^gamma,
 // dc/dgamma = b (ln n)^gamma ln ln n, dc/ddelta = 1. A row with one unmasked entry is one-hot
-// (for any c) and has zero gradients.
+// (for any c) and has zero gradients. Rows may bring their own (b, gamma, delta) (the per-query form,
+// takes_row_parameters): the same kernels with the row's values, so a row at the spec's values gets
+// the spec's bits.
 class Asentmax final : public TemplatedForward<Asentmax> {
  public:
   explicit Asentmax(const Spec& spec)
       : TemplatedForward(spec), b_(spec.param("b")), gamma_(spec.param("gamma")), delta_(spec.param("delta")) {}
   std::vector<std::string> parameter_names() const override { return {"b", "gamma", "delta"}; }
+  bool takes_row_parameters() const override { return true; }
 
   template <class T>
   void impl(const T* z, T* p, std::size_t n, Workspace& ws) const {
+    forward_at(z, p, n, {b_, gamma_, delta_}, ws);
+  }
+
+ protected:
+  void forward_row_with(const double* z, double* p, std::size_t n, const double* params, Workspace& ws) const override {
+    forward_at(z, p, n, {params[0], params[1], params[2]}, ws);
+  }
+  void forward_row_with(const float* z, float* p, std::size_t n, const double* params, Workspace& ws) const override {
+    forward_at(z, p, n, {params[0], params[1], params[2]}, ws);
+  }
+  void backward_row(const double* z, const double* p, const double* v, double* grad_z,
+                    double* grad_params, std::size_t n, Workspace& ws) const override {
+    backward_at(z, p, v, grad_z, grad_params, n, {b_, gamma_, delta_}, ws);
+  }
+  void backward_row_with(const double* z, const double* p, const double* v, double* grad_z, double* grad_params,
+                         std::size_t n, const double* params, Workspace& ws) const override {
+    backward_at(z, p, v, grad_z, grad_params, n, {params[0], params[1], params[2]}, ws);
+  }
+
+ private:
+  struct Values {
+    double b, gamma, delta;
+    double scale(std::size_t unmasked) const {
+      return delta + b * std::pow(std::log(static_cast<double>(unmasked)), gamma);
+    }
+  };
+
+  template <class T>
+  static void forward_at(const T* z, T* p, std::size_t n, Values c, Workspace& ws) {
     const RowScan scan = scan_row(z, n);
     if (scan.unmasked == 1) {
       for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<double>(z[i]) > -INFINITY ? T(1) : T(0);
       return;
     }
-    entmax_forward(z, p, n, 1.5, scale(scan.unmasked), Solver::Entmax15, scan, ws);
+    entmax_forward(z, p, n, 1.5, c.scale(scan.unmasked), Solver::Entmax15, scan, ws);
   }
 
- protected:
-  double scale(std::size_t unmasked) const {
-    return delta_ + b_ * std::pow(std::log(static_cast<double>(unmasked)), gamma_);
-  }
-  void backward_row(const double* z, const double* p, const double* v, double* grad_z,
-                    double* grad_params, std::size_t n, Workspace& ws) const override {
+  static void backward_at(const double* z, const double* p, const double* v, double* grad_z, double* grad_params,
+                          std::size_t n, Values values, Workspace& ws) {
     const RowScan scan = scan_row(z, n);
     if (scan.unmasked == 1) {
       std::fill(grad_z, grad_z + n, 0.0);
       if (grad_params) std::fill(grad_params, grad_params + 3, 0.0);
       return;
     }
-    const double c = scale(scan.unmasked);
+    const double c = values.scale(scan.unmasked);
     double* g = ws.doubles(0, n);
     entmax_gradient_weights(p, g, n, 1.5);
     weighted_projection_vjp(g, v, grad_z, n);   // dL/dy
@@ -210,13 +238,12 @@ class Asentmax final : public TemplatedForward<Asentmax> {
     }
     if (!grad_params) return;
     const double log_n = std::log(static_cast<double>(scan.unmasked));
-    const double log_n_gamma = std::pow(log_n, gamma_);
+    const double log_n_gamma = std::pow(log_n, values.gamma);
     grad_params[0] = dc * log_n_gamma;
-    grad_params[1] = dc * b_ * log_n_gamma * std::log(log_n);
+    grad_params[1] = dc * values.b * log_n_gamma * std::log(log_n);
     grad_params[2] = dc;
   }
 
- private:
   double b_, gamma_, delta_;
 };
 
@@ -256,39 +283,69 @@ const NormaliserRegistration kEntmax{{
     .make = [](const Spec& s) { return std::make_unique<Entmax>(s); },
 }};
 
+// ASEntmax's parameters, the same in its static and its per-query entry.
+std::vector<ParameterInfo> asentmax_parameters() {
+  return {{"b", std::nullopt, ParameterRange::at_least(0.0), "scale of (ln n)^γ"},
+          {"gamma", std::nullopt, ParameterRange::finite(), "power of ln n"},
+          {"delta", 1.0, ParameterRange::at_least(0.0), "offset δ"}};
+}
+
+void check_asentmax(const Spec& s) {
+  if (s.param("b") + s.param("delta") <= 0.0)
+    throw BadInput("normaliser '" + s.name + "': b and delta are both 0 (allowed: b + delta > 0)");
+}
+
+// b = softplus(raw) and γ = 2·tanh(raw), raw starting at 0 (b₀ = ln 2, γ₀ = 0): a scalar per head
+// (asentmax), or per query, raw = c + w·h_q with w starting at 0 (asentmax_query).
+std::vector<LearnableInfo> asentmax_learnable(bool per_query) {
+  const std::vector<std::string> shape = per_query ? std::vector<std::string>{"d_model"} : std::vector<std::string>{};
+  return {{
+              .key = "b",
+              .shape = shape,
+              .parameterisation = per_query ? "`b_q = softplus(c_β + w_β·h_q)`, `w_β` of `d_model` values, per head"
+                                            : "`b = softplus(b′) = ln(1 + e^{b′})`, `b > 0`",
+              .start = per_query ? "`w_β = 0`, `c_β = 0` (`b = ln 2`)" : "`b′₀ = 0` (`b₀ = ln 2`)",
+              .initial_raw = [](std::size_t) { return 0.0; },
+              .value = [](double raw) { return softplus(raw); },
+              .derivative = [](double raw) { return sigmoid(raw); },
+          },
+          {
+              .key = "gamma",
+              .shape = shape,
+              .parameterisation = per_query ? "`γ_q = 2·tanh(c_γ + w_γ·h_q)`, `w_γ` of `d_model` values, per head"
+                                            : "`γ = 2·tanh(γ′)`, in `(−2, 2)`",
+              .start = per_query ? "`w_γ = 0`, `c_γ = 0` (`γ = 0`)" : "`γ′₀ = 0` (`γ₀ = 0`)",
+              .initial_raw = [](std::size_t) { return 0.0; },
+              .value = [](double raw) { return 2.0 * std::tanh(raw); },
+              .derivative =
+                  [](double raw) {
+                    const double t = std::tanh(raw);
+                    return 2.0 * (1.0 - t * t);
+                  },
+          }};
+}
+
 const NormaliserRegistration kAsentmax{{
     .name = "asentmax",
     .formula = "p = entmax15((δ + b·(ln n)^γ)·z), b and γ static per head",
     .section = "asentmax",
     .example = "asentmax:b=0.5:gamma=1",
-    .parameters = {{"b", std::nullopt, ParameterRange::at_least(0.0), "scale of (ln n)^γ"},
-                   {"gamma", std::nullopt, ParameterRange::finite(), "power of ln n"},
-                   {"delta", 1.0, ParameterRange::at_least(0.0), "offset δ"}},
-    .learnable = {{
-                      .key = "b",
-                      .parameterisation = "`b = softplus(b′) = ln(1 + e^{b′})`, `b > 0`",
-                      .start = "`b′₀ = 0` (`b₀ = ln 2`)",
-                      .initial_raw = [](std::size_t) { return 0.0; },
-                      .value = [](double raw) { return softplus(raw); },
-                      .derivative = [](double raw) { return sigmoid(raw); },
-                  },
-                  {
-                      .key = "gamma",
-                      .parameterisation = "`γ = 2·tanh(γ′)`, in `(−2, 2)`",
-                      .start = "`γ′₀ = 0` (`γ₀ = 0`)",
-                      .initial_raw = [](std::size_t) { return 0.0; },
-                      .value = [](double raw) { return 2.0 * std::tanh(raw); },
-                      .derivative =
-                          [](double raw) {
-                            const double t = std::tanh(raw);
-                            return 2.0 * (1.0 - t * t);
-                          },
-                  }},
-    .check =
-        [](const Spec& s) {
-          if (s.param("b") + s.param("delta") <= 0.0)
-            throw BadInput("normaliser 'asentmax': b and delta are both 0 (allowed: b + delta > 0)");
-        },
+    .parameters = asentmax_parameters(),
+    .learnable = asentmax_learnable(false),
+    .check = check_asentmax,
+    .make = [](const Spec& s) { return std::make_unique<Asentmax>(s); },
+}};
+
+// The published per-query form: b and γ read from each query's hidden state when learned; on rows
+// alone (fixed b and γ, or w = 0) it is asentmax.
+const NormaliserRegistration kAsentmaxQuery{{
+    .name = "asentmax_query",
+    .formula = "p = entmax15((δ + b_q·(ln n)^{γ_q})·z), b_q and γ_q learned from the query's hidden state",
+    .section = "asentmax",
+    .example = "asentmax_query:b=0.5:gamma=1",
+    .parameters = asentmax_parameters(),
+    .learnable = asentmax_learnable(true),
+    .check = check_asentmax,
     .make = [](const Spec& s) { return std::make_unique<Asentmax>(s); },
 }};
 

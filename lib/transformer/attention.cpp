@@ -71,6 +71,7 @@ void attention_forward(T* out, const T* qkv, const AttentionShape& shape, const 
     std::vector<AttentionRowStats> stats;
   };
   std::vector<Scratch> scratch(static_cast<std::size_t>(omp_get_max_threads()));
+  const std::size_t np = heads.row_parameters ? heads.normalisers[0]->parameter_names().size() : 0;
   parallel_items(B * H * tiles, B * n * (shape.causal ? n / 2 + 1 : n) * 4 * W, [&](std::size_t item, std::size_t thread) {
     const std::size_t b = item / (H * tiles), h = (item / tiles) % H, tile = item % tiles;
     const std::size_t r0 = tile * kTileRows, rows = std::min(kTileRows, n - r0);
@@ -103,7 +104,10 @@ void attention_forward(T* out, const T* qkv, const AttentionShape& shape, const 
       for (std::size_t r = 0; r < rows; ++r)
         std::fill(S + r * kend + r0 + r + 1, S + (r + 1) * kend, -std::numeric_limits<T>::infinity());
     const norm::Normaliser& normaliser = *heads.normalisers[h];
-    normaliser.forward(S, P, rows, kend);
+    if (heads.row_parameters)
+      normaliser.forward(S, P, rows, kend, heads.row_parameters + ((b * H + h) * n + r0) * np);
+    else
+      normaliser.forward(S, P, rows, kend);
     nn::gemm(nn::Trans::No, nn::Trans::No, rows, dh, kend, T(1), P, kend, v, ld, T(0),
              out + (b * n + r0) * W + h * dh, W);
     if (observer) {
@@ -153,8 +157,14 @@ void attention_backward(T* dqkv, const T* dout, const T* qkv, const AttentionSha
         const T* Pt = cache.probs.data() + offset;    // masked entries 0
         // dP = dO Vᵀ [rows, kend]
         nn::gemm(nn::Trans::No, nn::Trans::Yes, rows, kend, dh, T(1), dO + r0 * W, W, v, ld, T(0), dP.data(), kend);
-        normaliser.backward(St, Pt, dP.data(), dS.data(), gp, rows, kend);   // 0 at masked entries
-        if (gp)
+        if (heads.row_parameters) {   // each row's dL/dθ in its own slot
+          const std::size_t row = (b * H + h) * n + r0;
+          normaliser.backward(St, Pt, dP.data(), dS.data(), dparams ? dparams + row * np : nullptr, rows, kend,
+                              heads.row_parameters + row * np);
+        } else {
+          normaliser.backward(St, Pt, dP.data(), dS.data(), gp, rows, kend);   // 0 at masked entries
+        }
+        if (gp && !heads.row_parameters)
           for (std::size_t r = 0; r < rows; ++r)
             for (std::size_t j = 0; j < np; ++j) dparams[h * np + j] += gp[r * np + j];
         nn::gemm(nn::Trans::Yes, nn::Trans::No, kend, dh, rows, T(1), Pt, kend, dO + r0 * W, W, T(1), dv, ld);  // dV += Pᵀ dO

@@ -33,6 +33,9 @@ struct AttentionHeads {
   std::vector<const norm::Normaliser*> normalisers;
   std::vector<double> alibi;
   std::size_t layer = 0;   // reported to the observer
+  // Parameters per query row (query_parameters.hpp): [B, H, n, P], P the normalisers' parameter count,
+  // passed to Normaliser::forward/backward with row parameters; nullptr: each normaliser's own spec.
+  const double* row_parameters = nullptr;
 };
 
 // Kept for the backward: logits and probabilities of every (sequence, head) [B, H, …], each head's
@@ -55,7 +58,8 @@ void attention_forward(T* out, const T* qkv, const AttentionShape& shape, const 
 // Backward of attention_forward (which must have kept its cache): dqkv [B, n, 3W] (overwritten) from
 // dout [B, n, W] and the forward's qkv. dparams, if not null, [H, P] with P the heads' normaliser
 // parameter count (Normaliser::parameter_names()), += Σ over sequences and rows of dL/dθ, summed in a
-// fixed order. Serial (it runs inside a trainer's chunk); dq and dk are with respect to the rotated q, k.
+// fixed order; with heads.row_parameters, [B, H, n, P] instead, each row's own dL/dθ (overwritten).
+// Serial (it runs inside a trainer's chunk); dq and dk are with respect to the rotated q, k.
 template <class T>
 void attention_backward(T* dqkv, const T* dout, const T* qkv, const AttentionShape& shape, const AttentionHeads& heads,
                         const AttentionCache<T>& cache, double* dparams);

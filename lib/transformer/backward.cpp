@@ -8,6 +8,7 @@
 #include "transformer/layer_norm.hpp"
 #include "transformer/model.hpp"
 #include "transformer/positional.hpp"
+#include "transformer/query_parameters.hpp"
 
 namespace sharp::transformer {
 
@@ -19,6 +20,7 @@ void transformer_backward(const Transformer& model, const T* params, const std::
   const std::size_t B = cache.batch, n = cache.length, R = B * n, d = c.d_model, F = c.d_ff(), V = c.vocab;
   const std::size_t H = c.heads, dh = c.d_head(), W3 = 3 * d;
   const norm::LearnableSpec& spec = L.normaliser;
+  const bool per_query = learns_per_query(L);
   // Every buffer is overwritten before it is read: kept in the cache, a trainer's step allocates (and
   // page-faults) nothing here.
   std::vector<T>&dx = cache.dx, &dtmp = cache.dtmp, &dattn = cache.dattn, &dact = cache.dact, &dqkv = cache.dqkv;
@@ -58,12 +60,16 @@ void transformer_backward(const Transformer& model, const T* params, const std::
     // x_mid = x_in + attn W_oᵀ + b_o
     nn::linear_backward(dattn.data(), grads + o.out_weight, grads + o.out_bias, dx.data(), bc.attn.data(),
                         params + o.out_weight, R, d, d);
+    // dscalars: dL/dθ of the heads' normaliser parameters, [H, np] summed over rows, or per query
+    // row [B, H, n, np] when they are learned per query (query_parameters.hpp).
     std::vector<double> dscalars;
-    const std::size_t np = cache.heads->layer(l).normalisers[0]->parameter_names().size();
-    if (spec.any()) dscalars.assign(H * np, 0.0);
-    attention_backward(dqkv.data(), dattn.data(), bc.qkv.data(), AttentionShape{B, n, H, dh, c.causal},
-                       cache.heads->layer(l), bc.attention, spec.any() ? dscalars.data() : nullptr);
-    for (std::size_t i = 0; i < spec.learned.size(); ++i)
+    AttentionHeads layer_heads = cache.heads->layer(l);
+    const std::size_t np = layer_heads.normalisers[0]->parameter_names().size();
+    if (per_query) layer_heads.row_parameters = bc.query_values.data();
+    if (spec.any()) dscalars.assign((per_query ? R : 1) * H * np, 0.0);
+    attention_backward(dqkv.data(), dattn.data(), bc.qkv.data(), AttentionShape{B, n, H, dh, c.causal}, layer_heads,
+                       bc.attention, spec.any() ? dscalars.data() : nullptr);
+    for (std::size_t i = 0; i < (per_query ? 0 : spec.learned.size()); ++i)
       for (std::size_t h = 0; h < H; ++h) {
         T& g = grads[L.scalars[l][i] + h];
         const double raw = double(params[L.scalars[l][i] + h]);
@@ -75,6 +81,9 @@ void transformer_backward(const Transformer& model, const T* params, const std::
     const T* a = c.layer_norm ? bc.ln1.data() : bc.x_in.data();
     nn::linear_backward(dtmp.data(), grads + o.qkv_weight, grads + o.qkv_bias, dqkv.data(), a,
                         params + o.qkv_weight, R, d, W3);
+    if (per_query)   // a also set each query's normaliser parameters: dL/da += their path, dL/dc, dL/dw
+      QueryParameters(L, l, layer_heads).backward(params, a, bc.query_raw.data(), dscalars.data(), B, n, grads,
+                                                  dtmp.data());
     if (c.layer_norm) {
       layer_norm_backward(dattn.data(), grads + o.ln1_gain, grads + o.ln1_bias, dtmp.data(), bc.x_in.data(),
                           bc.mean1.data(), bc.rstd1.data(), params + o.ln1_gain, R, d);

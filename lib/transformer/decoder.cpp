@@ -31,6 +31,12 @@ Decoder<T>::Decoder(const Transformer& model, const T* params, std::size_t max_l
   act_.resize(c.d_ff());
   z_.resize(max_length);
   p_.resize(max_length);
+  if (learns_per_query(model.layout()))
+    for (std::size_t l = 0; l < c.layers; ++l) query_.emplace_back(model.layout(), l, heads_->layer(l));
+  if (!query_.empty()) {
+    query_values_.resize(c.heads * query_[0].count());
+    query_raw_.resize(c.heads * query_[0].learned());
+  }
 }
 
 template <class T>
@@ -62,10 +68,13 @@ void Decoder<T>::push(std::int32_t token, T* logits, AttentionObserver* observer
   }
   const T scale = T(1.0 / std::sqrt(double(dh)));
   const std::size_t keys = pos + 1;
+  const bool per_query = !query_.empty();
   for (std::size_t l = 0; l < c.layers; ++l) {
     const BlockOffsets& o = L.blocks[l];
     const AttentionHeads& heads = heads_->layer(l);
     const T* a = normed(o.ln1_gain, o.ln1_bias);
+    // The normaliser parameters of this query row (one sequence, one token: values [H, P]).
+    if (per_query) query_[l].forward(P, a, 0, 1, 1, query_values_.data(), query_raw_.data());
     nn::linear_forward(qkv_.data(), a, P + o.qkv_weight, P + o.qkv_bias, 1, d, 3 * d);
     if (c.positional == Positional::Rope) rope_rotate(qkv_.data(), 1, 3 * d, 2 * H, dh, pos);
     std::copy_n(qkv_.data() + d, d, keys_[l].data() + pos * d);
@@ -76,7 +85,10 @@ void Decoder<T>::push(std::int32_t token, T* logits, AttentionObserver* observer
                keys_[l].data() + h * dh, d, T(0), z_.data(), keys);
       if (!heads.alibi.empty())
         for (std::size_t j = 0; j < keys; ++j) z_[j] -= T(heads.alibi[h] * double(pos - j));
-      heads.normalisers[h]->forward(z_.data(), p_.data(), 1, keys);
+      if (per_query)
+        heads.normalisers[h]->forward(z_.data(), p_.data(), 1, keys, query_values_.data() + h * query_[l].count());
+      else
+        heads.normalisers[h]->forward(z_.data(), p_.data(), 1, keys);
       nn::gemm(nn::Trans::No, nn::Trans::No, 1, dh, keys, T(1), p_.data(), keys, values_[l].data() + h * dh, d, T(0),
                attn_.data() + h * dh, d);
       if (observer) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "transformer/model.hpp"
+#include "transformer/query_parameters.hpp"
 
 namespace sharp::transformer {
 
@@ -37,6 +38,8 @@ class Decoder {
   std::size_t max_length_, length_ = 0;
   std::vector<std::vector<T>> keys_, values_;   // [layers][max_length · W]
   std::vector<T> x_, a_, qkv_, attn_, tmp_, pre_, act_, z_, p_;
+  std::vector<QueryParameters> query_;             // [layers] when parameters are learned per query, else empty
+  std::vector<double> query_values_, query_raw_;   // [H, P], [H, learned]: this row's (query_parameters.hpp)
 };
 
 }  // namespace sharp::transformer

@@ -51,10 +51,14 @@ TransformerLayout make_layout(const TransformerConfig& config) {
   out.decay_size = out.params.size();
   const norm::LearnableSpec& spec = out.normaliser;
   out.scalars.resize(config.layers);
+  out.query_weights.resize(config.layers);
   for (std::size_t l = 0; l < config.layers; ++l)
-    for (std::size_t i = 0; i < spec.learned.size(); ++i)
-      out.scalars[l].push_back(add("layers." + std::to_string(l) + ".norm." + spec.learned[i], {config.heads},
-                                   Init::Constant, norm::learned_initial_raw(spec, i, config.train_length)));
+    for (std::size_t i = 0; i < spec.learned.size(); ++i) {
+      const std::string name = "layers." + std::to_string(l) + ".norm." + spec.learned[i];
+      out.scalars[l].push_back(
+          add(name, {config.heads}, Init::Constant, norm::learned_initial_raw(spec, i, config.train_length)));
+      out.query_weights[l].push_back(spec.per_query[i] ? add(name + ".weight", {config.heads, d}, Init::Zero) : 0);
+    }
   return out;
 }
 

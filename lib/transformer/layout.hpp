@@ -13,7 +13,9 @@
 //   unembedding [vocab, d]                        LeCun × init_scale   (untied only)
 //   layers.L.norm.<p> [heads]                     learned normaliser scalar p's raw value per head
 //                                                 (normalisers/learned_scalars.hpp), every layer's
-//                                                 in spec order, after every other tensor
+//                                                 in spec order, after every other tensor;
+//   layers.L.norm.<p>.weight [heads, d]           0: p learned per query (query_parameters.hpp),
+//                                                 raw = layers.L.norm.<p> + weight·h_q, right after it
 // LeCun-normal: N(0, 1/fan_in), fan_in = the weight's column count. Value j of tensor t is
 // std_t · rng::normal(rng::child_key(key, t), j) (the rule of nn::lecun_normal_init), so a tensor
 // appended later never changes the values of earlier ones.
@@ -42,6 +44,8 @@ struct TransformerLayout {
   std::vector<double> init_value;         // [params.tensors().size()]: the value of Init::Constant
   norm::LearnableSpec normaliser;         // the heads' spec; learned scalars at their initial values
   std::vector<std::vector<std::size_t>> scalars;   // [layers][learned]: offset of layers.L.norm.<p>
+  std::vector<std::vector<std::size_t>> query_weights;   // [layers][learned]: offset of layers.L.norm.<p>.weight
+                                                         // (0 for a parameter not learned per query)
   std::size_t decay_size = 0;             // weight decay applies to params [0, decay_size) only
   std::size_t embedding = 0, position = 0, final_gain = 0, final_bias = 0, unembedding = 0;
   std::vector<BlockOffsets> blocks;       // [layers]

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "core/errors.hpp"
@@ -13,6 +14,7 @@
 #include "transformer/layer_norm.hpp"
 #include "transformer/parallel_items.hpp"
 #include "transformer/positional.hpp"
+#include "transformer/query_parameters.hpp"
 
 namespace sharp::transformer {
 
@@ -134,7 +136,9 @@ void transformer_forward(const Transformer& model, const T* params, const std::i
     if (!cache) s.act.resize(kChunkRows * F);
   }
   const std::shared_ptr<const BoundHeads> heads = model.bind(params);
+  const bool per_query = learns_per_query(L);
   std::vector<T> x, qkv, attn;   // inference: one residual stream updated in place
+  std::vector<double> query_values, query_raw;   // inference: the layer's per-query parameters
   if (cache) {
     allocate(*cache, c, batch, n);
     cache->heads = heads;
@@ -170,6 +174,19 @@ void transformer_forward(const Transformer& model, const T* params, const std::i
     T* at = bc ? bc->attn.data() : attn.data();
     T* xmid = bc ? bc->x_mid.data() : x.data();
     T* xnext = !cache ? x.data() : l + 1 < c.layers ? cache->blocks[l + 1].x_in.data() : cache->x_out.data();
+    AttentionHeads layer_heads = heads->layer(l);
+    std::optional<QueryParameters> query;   // parameters learned per query: read from each row's LN1 output
+    double *qvalues = nullptr, *qraw = nullptr;
+    if (per_query) {
+      query.emplace(L, l, layer_heads);
+      std::vector<double>& values = bc ? bc->query_values : query_values;
+      std::vector<double>& raw = bc ? bc->query_raw : query_raw;
+      values.resize(R * H * query->count());
+      raw.resize(R * H * query->learned());
+      qvalues = values.data();
+      qraw = raw.data();
+      layer_heads.row_parameters = qvalues;
+    }
 
     parallel_items(chunks, 2 * R * d * W3, [&](std::size_t ci, std::size_t th) {
       const std::size_t r0 = ci * kChunkRows, rows = chunk_rows(ci);
@@ -181,16 +198,17 @@ void transformer_forward(const Transformer& model, const T* params, const std::i
         a = dst;
       }
       if (observer) observer->observe_input(LayerInputChunk<T>{l, r0, rows, d, a});
+      if (query) query->forward(params, a, r0, rows, n, qvalues, qraw);
       nn::linear_forward(q + r0 * W3, a, params + o.qkv_weight, params + o.qkv_bias, rows, d, W3);
       if (c.positional == Positional::Rope)   // q and k of every head: 2H blocks of d_head
         for (std::size_t r = r0; r < r0 + rows; ++r) rope_rotate(q + r * W3, 1, W3, 2 * H, dh, r % n);
     });
 
     const AttentionShape shape{batch, n, H, dh, c.causal};
-    if (!bc && blockwise(heads->layer(l), observer))
-      attention_forward_blockwise(at, q, shape, heads->layer(l), observer);
+    if (!bc && !per_query && blockwise(layer_heads, observer))
+      attention_forward_blockwise(at, q, shape, layer_heads, observer);
     else
-      attention_forward(at, q, shape, heads->layer(l), bc ? &bc->attention : nullptr, observer);
+      attention_forward(at, q, shape, layer_heads, bc ? &bc->attention : nullptr, observer);
 
     parallel_items(chunks, 2 * R * d * (d + 2 * F), [&](std::size_t ci, std::size_t th) {
       const std::size_t r0 = ci * kChunkRows, rows = chunk_rows(ci);

@@ -3,7 +3,8 @@
 // double (gradient checks, measurements).
 //
 //   x⁰ = embedding[token] (+ positional)                                   [B, n, d]
-//   block l: a = LN1(x), qkv = a W_qkvᵀ + b_qkv (RoPE on q, k), o = attention(qkv),
+//   block l: a = LN1(x), qkv = a W_qkvᵀ + b_qkv (RoPE on q, k), o = attention(qkv) (with the
+//            normaliser's parameters read from a per query when it learns them so, query_parameters.hpp),
 //            x ← x + o W_outᵀ + b_out;  m = LN2(x), x ← x + GELU(m W_inᵀ + b_in) W_outᵀ + b_out
 //   logits = LN_final(x) · unembeddingᵀ                                     [B, n, vocab]
 // Without LayerNorm every LN above is the identity. Rows are processed in fixed chunks of
@@ -63,6 +64,7 @@ template <class T>
 struct BlockCache {
   std::vector<T> x_in, ln1, mean1, rstd1, qkv, attn, x_mid, ln2, mean2, rstd2, act;
   std::vector<T> gelu_slope;   // GELU′ at the MLP's pre-activation (gelu.hpp), for the backward
+  std::vector<double> query_values, query_raw;   // parameters learned per query (query_parameters.hpp)
   AttentionCache<T> attention;
 };
 template <class T>
@@ -88,7 +90,8 @@ void transformer_forward(const Transformer& model, const T* params, const std::i
 
 // grads (params' layout) += dL/dparams, given dlogits = dL/dlogits [batch, length, vocab] and the
 // cache of transformer_forward on the same params and tokens. Learned normaliser scalars get
-// Σ_rows dL/dvalue · dvalue/draw. Runs serially (BLAS included): a trainer calls it on fixed chunks of
+// Σ_rows dL/dvalue · dvalue/draw; parameters learned per query also pass their gradient to c, w and
+// each query's hidden state (query_parameters.hpp). Runs serially (BLAS included): a trainer calls it on fixed chunks of
 // sequences from its own parallel region, so gradients are bit-identical for any thread count.
 template <class T>
 void transformer_backward(const Transformer& model, const T* params, const std::int32_t* tokens, const T* dlogits,

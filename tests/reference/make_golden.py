@@ -38,7 +38,8 @@ EVERY_NORMALISER = [
     "softmax", "softmax:beta=0.25", "softmax:beta=4", "softmax:theta=2", "adaptive", "ssmax:s=1",
     "ssmax:s=0.43", "topk:k=1", "topk:k=3", "argmax", "sparsemax", "entmax15", "entmax:alpha=1.25",
     "entmax:alpha=1.5", "entmax:alpha=1.7", "entmax:alpha=2", "asentmax:b=0.5:gamma=1",
-    "asentmax:b=1:gamma=0.5:delta=0.5", "asentmax:b=0:gamma=1:delta=2", "stieltjes:q=1",
+    "asentmax:b=1:gamma=0.5:delta=0.5", "asentmax:b=0:gamma=1:delta=2",
+    "asentmax_query:b=1.3:gamma=-0.4", "stieltjes:q=1",
     "stieltjes:q=2.5", "stieltjes:q=4", "stieltjes:q=16",
 ]
 NO_STIELTJES = [s for s in EVERY_NORMALISER if not s.startswith("stieltjes")]

@@ -27,7 +27,8 @@ or +inf logit or a row with every entry masked raises ValueError naming the row.
     entropy(p), adaptive_beta(h), softmax_entropy(z)
 
 Specs are the C++ ones: softmax[:beta=B|theta=T], adaptive, ssmax:s=S, topk:k=K, argmax, sparsemax,
-entmax15, entmax:alpha=A, asentmax:b=B:gamma=G[:delta=D], stieltjes:q=Q.
+entmax15, entmax:alpha=A, asentmax:b=B:gamma=G[:delta=D] (asentmax_query the same on rows),
+stieltjes:q=Q.
 """
 import numpy as np
 
@@ -42,6 +43,7 @@ PARAMETERS = {
     "entmax15": [],
     "entmax": [("alpha", None)],
     "asentmax": [("b", None), ("gamma", None), ("delta", 1.0)],
+    "asentmax_query": [("b", None), ("gamma", None), ("delta", 1.0)],
     "stieltjes": [("q", None)],
 }
 # The parameters backward() differentiates (the C++ parameter_names()).
@@ -71,6 +73,8 @@ def parse_spec(spec):
         if value is None:
             raise ValueError(f"normaliser '{name}': missing parameter {key}")
         params[key] = value
+    if name == "asentmax_query":   # on rows alone (no hidden states: w = 0) the per-query form is asentmax
+        name = "asentmax"
     return name, params
 
 

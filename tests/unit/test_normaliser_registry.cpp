@@ -85,10 +85,12 @@ TEST(NormaliserRegistry, EveryEntryIsConsistent) {
       ++learnables;
       const std::vector<std::string> names = nz->parameter_names();
       EXPECT_NE(std::find(names.begin(), names.end(), l.key), names.end()) << l.key << " is not differentiated";
-      if (l.shape.empty()) {   // (other shapes: LearnedParametersOtherThanScalarsAreRefused)
-        const LearnableSpec spec = parse_learnable_spec(learning(e->example, l.key), 16);
-        EXPECT_EQ(spec.learned, std::vector<std::string>{l.key});
-        EXPECT_EQ(spec.spec.param(l.key), l.value(l.initial_raw(16)));
+      const LearnableSpec spec = parse_learnable_spec(learning(e->example, l.key), 16);
+      EXPECT_EQ(spec.learned, std::vector<std::string>{l.key});
+      EXPECT_EQ(spec.per_query, std::vector<bool>{l.per_query()});
+      EXPECT_EQ(spec.spec.param(l.key), l.value(l.initial_raw(16)));   // per query: the spec at w = 0
+      if (l.per_query()) {
+        EXPECT_TRUE(nz->takes_row_parameters());
       }
       for (const double raw : {-2.0, -0.3, 0.0, 0.7, 3.0}) {
         const double h = 1e-6, numeric = (l.value(raw + h) - l.value(raw - h)) / (2 * h);
@@ -126,20 +128,37 @@ TEST(NormaliserRegistry, RefusesBadRegistrationsAndKeepsTheRegistry) {
   }
 }
 
-// A learnable parameter of another shape than a scalar (a later per-query form) is refused by the
-// trainers' spec parsing with a message, not mistaken for a scalar.
-TEST(NormaliserRegistry, LearnedParametersOtherThanScalarsAreRefused) {
+// A learnable parameter per query ({"d_model"}) is registered only for a normaliser that takes row
+// parameters, and no other shape at all; the trainers' spec parsing marks it per query, and a model
+// without hidden states refuses it with a message.
+TEST(NormaliserRegistry, LearnedParametersPerQueryAndOtherShapes) {
+  const std::size_t before = normaliser_entries().size();
   NormaliserEntry e = *find_normaliser("ssmax");
   e.name = "ssmax_with_a_vector_s";
   e.example = e.name + ":s=1";
   e.learnable[0].shape = {"d_model"};
-  register_normaliser(e);
-  EXPECT_NO_THROW(parse_spec(e.name + ":s=0.5"));
+  EXPECT_THROW(register_normaliser(e), std::logic_error);   // softmax rows take no row parameters
+  e = *find_normaliser("asentmax");
+  e.name = "asentmax_with_a_matrix_b";
+  e.example = e.name + ":b=1:gamma=1";
+  e.learnable[0].shape = {"d_model", "d_model"};
+  EXPECT_THROW(register_normaliser(e), std::logic_error);   // no such shape
+  e.learnable[0].shape = {"heads"};
+  EXPECT_THROW(register_normaliser(e), std::logic_error);
+  EXPECT_EQ(normaliser_entries().size(), before);
+
+  const LearnableSpec q = parse_learnable_spec("asentmax_query:b=learn:gamma=0.5", 16);
+  EXPECT_EQ(q.learned, std::vector<std::string>{"b"});
+  EXPECT_EQ(q.per_query, std::vector<bool>{true});
+  EXPECT_TRUE(q.any_per_query());
+  EXPECT_FALSE(parse_learnable_spec("asentmax:b=learn:gamma=learn", 16).any_per_query());
+  EXPECT_NO_THROW(refuse_per_query(parse_learnable_spec("asentmax:b=learn:gamma=1", 16), "sharp-train-max"));
   try {
-    parse_learnable_spec(e.name + ":s=learn", 16);
-    ADD_FAILURE() << "a [d_model] parameter taken as a scalar";
+    refuse_per_query(q, "sharp-train-max");
+    ADD_FAILURE() << "a per-query parameter taken by a model without hidden states";
   } catch (const BadInput& err) {
-    EXPECT_NE(std::string(err.what()).find("shape [d_model] per head; the trainers learn scalars only"),
+    EXPECT_NE(std::string(err.what()).find("'b' is learned per query, from a transformer's hidden states; "
+                                           "sharp-train-max learns scalars only"),
               std::string::npos)
         << err.what();
   }
@@ -151,6 +170,7 @@ TEST(NormaliserRegistry, LearnableMessagesAndOrder) {
     ADD_FAILURE();
   } catch (const BadInput& e) {
     EXPECT_NE(std::string(e.what()).find("'beta' cannot be learned (learnable: asentmax:b, asentmax:gamma, "
+                                         "asentmax_query:b (per query), asentmax_query:gamma (per query), "
                                          "entmax:alpha, ssmax:s"),
               std::string::npos)
         << e.what();

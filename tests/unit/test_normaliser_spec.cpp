@@ -66,7 +66,7 @@ TEST(NormaliserSpec, ListsAreCommaSeparated) {
 
 TEST(NormaliserSpec, BadSpecsNameTheProblem) {
   EXPECT_NE(error_of("softmix").find("unknown normaliser 'softmix'"), std::string::npos);
-  EXPECT_NE(error_of("softmix").find("(allowed: adaptive, argmax, asentmax, entmax, entmax15, softmax, sparsemax, "
+  EXPECT_NE(error_of("softmix").find("(allowed: adaptive, argmax, asentmax, asentmax_query, entmax, entmax15, softmax, sparsemax, "
                                      "ssmax, stieltjes, topk)"),
             std::string::npos);
   EXPECT_NE(error_of("topk:j=3").find("unknown parameter 'j'"), std::string::npos);

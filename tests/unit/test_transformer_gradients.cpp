@@ -1,7 +1,8 @@
 // Finite-difference checks (double) of every hand-written backward of lib/transformer: LayerNorm,
 // GELU, RoPE, attention (causal and encoder, ALiBi, several normalisers, the normaliser's own
 // parameter), the token loss, and the whole model for every positional scheme with softmax,
-// adaptive (gradient through β), ssmax with a learned s, and entmax15 heads.
+// adaptive (gradient through β), ssmax with a learned s, and entmax15 heads, and ASEntmax learned
+// per query (its gradient through each query's hidden state).
 #include <cmath>
 #include <random>
 #include <string>
@@ -241,6 +242,11 @@ std::vector<ModelCase> model_cases() {
   out.push_back(ModelCase{Positional::Rope, "entmax:alpha=learn", false, true, false});
   out.push_back(ModelCase{Positional::Alibi, "asentmax:b=learn:gamma=learn", true, false, true});
   out.push_back(ModelCase{Positional::Index, "ssmax:s=learn", false, false, false});
+  // Per query (w ≠ 0 from the noise): the gradient reaches c, w and, through each query's hidden
+  // state, every tensor before the attention.
+  out.push_back(ModelCase{Positional::Rope, "asentmax_query:b=learn:gamma=learn"});
+  out.push_back(ModelCase{Positional::None, "asentmax_query:b=learn:gamma=learn", false, false, true});
+  out.push_back(ModelCase{Positional::Alibi, "asentmax_query:b=learn:gamma=0.5", true, true, false});
   out.push_back(ModelCase{Positional::Learned, "adaptive", false, true, false});
   return out;
 }

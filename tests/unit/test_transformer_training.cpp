@@ -1,4 +1,5 @@
-// Training the transformer: bit-identical for any thread count, the loss falls on a learnable task,
+// Training the transformer: bit-identical for any thread count (learned scalars, and parameters
+// learned per query), the loss falls on a learnable task,
 // learned normaliser scalars start where their parameterisation says, train and escape weight
 // decay; the learned-scalar spec syntax.
 #include <cmath>
@@ -44,11 +45,12 @@ void make_batch(std::vector<std::int32_t>& in, std::vector<std::int32_t>& out, s
     }
 }
 
-TEST(TransformerTraining, BitIdenticalForAnyThreadCount) {
+// Three steps with 1, 2 and 3 threads: the same weights and loss, bit for bit.
+void expect_same_training_for_any_thread_count(const std::string& spec) {
   std::vector<std::vector<float>> finals;
   std::vector<double> losses;
   for (int threads : {1, 2, 3}) {
-    Trainer trainer(tiny("ssmax:s=learn"), 11, threads);
+    Trainer trainer(tiny(spec), 11, threads);
     std::vector<std::int32_t> in, out;
     double loss = 0;
     for (std::uint64_t s = 0; s < 3; ++s) {
@@ -61,6 +63,33 @@ TEST(TransformerTraining, BitIdenticalForAnyThreadCount) {
   EXPECT_EQ(finals[0], finals[1]);
   EXPECT_EQ(finals[0], finals[2]);
   EXPECT_EQ(losses[0], losses[1]);
+}
+
+TEST(TransformerTraining, BitIdenticalForAnyThreadCount) {
+  for (const char* spec : {"ssmax:s=learn", "asentmax_query:b=learn:gamma=learn"}) {
+    SCOPED_TRACE(spec);
+    expect_same_training_for_any_thread_count(spec);
+  }
+}
+
+// ASEntmax learned per query (docs/science.md#asentmax): c and w leave their start (0), and w is not
+// decayed (it comes after decay_size).
+TEST(TransformerTraining, PerQueryParametersMove) {
+  Trainer trainer(tiny("asentmax_query:b=learn:gamma=learn"), 11, 2);
+  std::vector<std::int32_t> in, out;
+  for (std::uint64_t s = 0; s < 3; ++s) {
+    make_batch(in, out, 5, 100, s);
+    trainer.step(in.data(), out.data(), 5, 100);
+  }
+  const TransformerLayout& L = trainer.model().layout();
+  EXPECT_EQ(L.decay_size, L.scalars[0][0]);
+  for (std::size_t l = 0; l < 2; ++l)
+    for (std::size_t i = 0; i < 2; ++i) {
+      EXPECT_NE(trainer.params()[L.scalars[l][i]], 0.0f) << "c of layer " << l << ", " << L.normaliser.learned[i];
+      std::size_t moved = 0;
+      for (std::size_t j = 0; j < 2 * 16; ++j) moved += trainer.params()[L.query_weights[l][i] + j] != 0.0f;
+      EXPECT_EQ(moved, 2u * 16u) << "w of layer " << l << ", " << L.normaliser.learned[i];
+    }
 }
 
 TEST(TransformerTraining, LossFallsAndLearnedScalarsMove) {
