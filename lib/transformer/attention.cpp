@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/online_softmax.hpp"
 #include "nn/gemm.hpp"
 #include "normalisers/adaptive_temperature.hpp"
 #include "transformer/parallel_items.hpp"
@@ -36,6 +37,10 @@ AttentionRowStats attention_row_stats(const T* z, const T* p, std::size_t k, con
   s.alpha_min = pmin;
   s.entropy = h;
   s.support = support;
+  OnlineSoftmax<> logits;   // reference at the max: no rescaling, every term <= 1
+  logits.rescale_to(zmax);
+  for (std::size_t j = 0; j < k; ++j) logits.add(double(z[j]));
+  s.entropy_before_beta = logits.entropy();
   const norm::Spec& spec = normaliser.spec();
   if (spec.name == "softmax")
     s.beta = spec.param("beta");
