@@ -140,7 +140,11 @@ void attention_backward(T* dqkv, const T* dout, const T* qkv, const AttentionSha
   // accumulate over the tiles in tile order; an encoder head is one tile of n rows (its forward tiles
   // lie one after another, the head's [n, n] block).
   const std::size_t tile_rows = shape.causal ? kTileRows : n;
-  std::vector<T> dP(tile_rows * n), dS(tile_rows * n);
+  thread_local std::vector<T> dP, dS;   // kept between calls: every entry used is written first
+  if (dP.size() < tile_rows * n) {
+    dP.resize(tile_rows * n);
+    dS.resize(tile_rows * n);
+  }
   std::vector<double> row_params;
   for (std::size_t b = 0; b < B; ++b) {
     for (std::size_t h = 0; h < H; ++h) {
