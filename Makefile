@@ -29,9 +29,11 @@ test: deps
 	@$(MAKE) --no-print-directory build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 900
 
-# results/README.md: its per-experiment sections from every binary's --describe (a test fails when stale).
+# results/README.md: its per-experiment sections from every binary's --describe; docs/science.md: the
+# tables of registered normalisers (a test fails when either is stale).
 readme: build
 	$(PYTHON) scripts/results_readme.py --bin $(BUILD)/bin
+	$(PYTHON) scripts/normaliser_tables.py --bin $(BUILD)/bin
 
 # Quick-scale sweeps of every experiment (sweeps/quick/*.cfg), building only the binaries they run,
 # then every figure and the report (results/report/index.html); prints each stage's time.

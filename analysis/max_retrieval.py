@@ -73,6 +73,20 @@ def wilson_interval(correct: int, total: int, z: float = Z95) -> tuple:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def newcombe_interval(right_a: int, total_a: int, right_b: int, total_b: int,
+                      z: float = Z95) -> tuple:
+    """95% interval of the difference p_a − p_b of two proportions, Newcombe's hybrid score
+    method (his method 10) from the two Wilson intervals:
+    d − √((p_a − l_a)² + (u_b − p_b)²), d + √((u_a − p_a)² + (p_b − l_b)²)."""
+    if total_a <= 0 or total_b <= 0:
+        return (math.nan, math.nan)
+    pa, pb = right_a / total_a, right_b / total_b
+    (la, ua), (lb, ub) = wilson_interval(right_a, total_a, z), wilson_interval(right_b, total_b, z)
+    d = pa - pb
+    return (d - math.sqrt((pa - la) ** 2 + (ub - pb) ** 2),
+            d + math.sqrt((ua - pa) ** 2 + (pb - lb) ** 2))
+
+
 def t_interval(values, level: float = CONFIDENCE) -> tuple:
     """(mean, low, high): Student-t interval of the mean, mean ± t_{(1+level)/2, k−1}·s/√k.
     With one value the interval is undefined: (value, nan, nan)."""

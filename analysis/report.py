@@ -8,8 +8,9 @@ system with no server and no network: figures are inlined PNGs, the scorecard's 
 JSON, the stylesheet is written here. Sections follow docs/science.md (analysis/report_sections.py
 maps them to result files); a missing result file makes its section say "not run" with the command
 that makes it, a refused one shows the reader's reason, and one made by another commit than the
-checkout's is marked stale. The scorecard (analysis/scorecard.py) gives each numeric claim of the
-paper a verdict by the rules printed on the page.
+checkout's is marked stale. The scorecard (analysis/scorecard.py) gives each claim of the paper the
+suite tests a verdict by the rules printed on the page; the suite's own arithmetic on the paper's
+numbers is a separate table, never counted.
 """
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # works from any
 
 import numpy as np  # noqa: E402
 
+import checkpoints  # noqa: E402
 import common  # noqa: E402
+import competence_gate  # noqa: E402
 import fig_beta_polynomial  # noqa: E402
 import fig_dispersion  # noqa: E402
 import fig_remedies  # noqa: E402
@@ -33,6 +36,7 @@ import max_retrieval as mr  # noqa: E402
 import report_html as H  # noqa: E402
 import report_sources  # noqa: E402
 import scorecard as sc  # noqa: E402
+import scorecard_clrs  # noqa: E402
 import text_paired_table  # noqa: E402
 import text_results  # noqa: E402
 import transformer_theorem  # noqa: E402
@@ -63,6 +67,8 @@ class Inputs:
         self.transformer = self._read("transformer-dispersion.h5",
                                       lambda s: transformer_theorem.check_models(s.result))
         self.text_pools = self._read("eval-text.h5", lambda s: text_results.unseen_pools(s.path))
+        self.text_models = self._read("eval-text.h5",
+                                      lambda s: competence_gate.competence(s.path))
         self.text_paired = self._read("eval-text.h5", _read_text_paired)
         self.remedies = self._read("eval-remedies.h5",
                                    lambda s: mr.load_eval_max_groups(s.path))
@@ -99,11 +105,12 @@ def _read_text_paired(source: report_sources.Source):
 
 
 def _read_fits(source: report_sources.Source) -> dict:
-    """protocol array name -> [(coefficients [5], largest entropy of the model's data)]."""
+    """protocol array name -> [(coefficients [5], smallest and largest entropy the fit saw)]."""
     models = fig_beta_polynomial.read_models(source.result)
-    fits = {"coefficients": [(m.coefficients, float(m.entropy.max())) for m in models]}
-    binned = [(m.binned["coefficients_binned"], float(m.binned["bin_entropy"].max()))
-              for m in models if m.binned is not None]
+    fits = {"coefficients": [(m.coefficients, float(m.entropy.min()), float(m.entropy.max()))
+                             for m in models]}
+    binned = [(m.binned["coefficients_binned"], float(m.binned["bin_entropy"].min()),
+               float(m.binned["bin_entropy"].max())) for m in models if m.binned is not None]
     if binned:
         fits["coefficients_binned"] = binned
     return fits
@@ -116,58 +123,90 @@ GEMMA_ANALOGUE = {"layer_norm": (1,), "init_scale": (1.0,), "checkpoint": ("none
 
 def transformer_deltas(result) -> tuple:
     """([heads] δ of every head (/arrays/<id>/delta_max [layer, head]) of the GEMMA_ANALOGUE
-    models at their largest n, description) or (None, why)."""
+    models at their largest n, description, number of models) or (None, why, None)."""
     if result is None:
-        return None, ""
+        return None, "", None
     needed = [k for k in list(GEMMA_ANALOGUE) + ["n", "positional"] if k not in result.params]
     if needed:
-        return None, f"the file lacks the parameters {', '.join(needed)}"
+        return None, f"the file lacks the parameters {', '.join(needed)}", None
     rows = [i for i in result.rows(**{k: list(v) for k, v in GEMMA_ANALOGUE.items()})
             if sc.bounded_positions({"positional": result.params["positional"][i],
                                      "layer_norm": result.params["layer_norm"][i]})]
     if len(rows) == 0:
         return None, ("no random model with bounded positions, LayerNorm and init scale 1 in "
-                      "the file")
+                      "the file"), None
     model_params = [k for k in transformer_theorem.MODEL_PARAMS if k in result.params]
     deltas, sizes = [], set()
     for _, group in result.group_by(*model_params, among=np.array(rows, dtype=int)):
         last = group[int(np.argmax(result.params["n"][group]))]
         arrays = result.arrays(result.ids[last])
         if "delta_max" not in arrays:
-            return None, f"/arrays/{result.ids[last]} has no delta_max"
+            return None, f"/arrays/{result.ids[last]} has no delta_max", None
         deltas.append(np.asarray(arrays["delta_max"], dtype=float).ravel())
         sizes.add(int(result.params["n"][last]))
     d = np.concatenate(deltas)
     return d[np.isfinite(d)], (f"{d.size} heads of {len(deltas)} random transformer(s) with "
                                f"bounded positions, LayerNorm, init scale 1, at n = "
-                               f"{', '.join(map(str, sorted(sizes)))}")
+                               f"{', '.join(map(str, sorted(sizes)))}"), len(deltas)
 
+
+
+def row_provenance(inputs: Inputs, name: str, steps: str = "") -> sc.Provenance:
+    """A row's provenance as far as the file tells it: its name, root attribute `scale` as
+    written, where the file comes from, and the training steps of its models (`steps`)."""
+    source = inputs.sources[name]
+    return sc.Provenance(name, source.scale if source.ok else "", source.origin, steps=steps)
+
+
+def training_steps(inputs: Inputs, name: str, experiment: str) -> str:
+    """The training steps of the models a file's `checkpoint` column names (their training
+    files, `experiment`, beside it): "4000", "500–800", or "" when not found."""
+    result = inputs.result(name)
+    if result is None or "checkpoint" not in result.params:
+        return ""
+    refs = sorted({str(common._decode(r)) for r in result.params["checkpoint"]} - {"none"})
+    params = checkpoints.training_params(result.path, refs, experiment)
+    return checkpoints.steps_text(p.get("steps") if p else None for p in params.values())
 
 
 def build_scorecard(inputs: Inputs) -> list:
     def why(name):
         return inputs.why_not(name) if inputs.sources[name].state != "ok" else ""
 
+    def where(name):
+        return row_provenance(inputs, name)
+
+    max_steps = training_steps(inputs, "eval-max.h5", "train-max")
     rows = []
-    rows += sc.accuracy_rows(inputs.eval_max, "eval-max.h5", why("eval-max.h5"))
-    rows += sc.p_value_rows(inputs.eval_max, "eval-max.h5", why("eval-max.h5"))
-    rows += sc.lemma_rows(inputs.result("bounds.h5"), "bounds.h5", why("bounds.h5"))
-    rows += sc.weight_bound_rows(inputs.result("weight-bound.h5"), "weight-bound.h5",
+    rows += sc.accuracy_rows(inputs.eval_max, row_provenance(inputs, "eval-max.h5", max_steps),
+                             why("eval-max.h5"))
+    rows += sc.p_value_rows(inputs.eval_max, row_provenance(inputs, "eval-max.h5", max_steps),
+                            why("eval-max.h5"))
+    rows += sc.lemma_rows(inputs.result("bounds.h5"), where("bounds.h5"), why("bounds.h5"))
+    rows += sc.weight_bound_rows(inputs.result("weight-bound.h5"), where("weight-bound.h5"),
                                  why("weight-bound.h5"))
-    rows += sc.entropy_rows(inputs.result("entropy-temperature.h5"), "entropy-temperature.h5",
-                            why("entropy-temperature.h5"))
-    rows += sc.polynomial_rows()
-    rows += sc.refit_rows(inputs.fits, "fit-adaptive.h5", why("fit-adaptive.h5"))
-    rows += sc.transformer_rows(inputs.transformer, "transformer-dispersion.h5",
+    rows += sc.entropy_rows(inputs.result("entropy-temperature.h5"),
+                            where("entropy-temperature.h5"), why("entropy-temperature.h5"))
+    rows += sc.transformer_rows(inputs.transformer, where("transformer-dispersion.h5"),
                                 why("transformer-dispersion.h5"))
+    rows += sc.refit_rows(inputs.fits, row_provenance(inputs, "fit-adaptive.h5", training_steps(
+        inputs, "fit-adaptive.h5", "train-max")), why("fit-adaptive.h5"))
     transformer = inputs.result("transformer-dispersion.h5")
-    deltas, described = transformer_deltas(transformer)
-    rows += sc.gemma_rows(deltas, transformer is not None, "transformer-dispersion.h5",
+    deltas, described, models = transformer_deltas(transformer)
+    rows += sc.gemma_rows(deltas, transformer is not None,
+                          where("transformer-dispersion.h5").of(models),
                           why("transformer-dispersion.h5"), described)
     text_ok = inputs.sources["eval-text.h5"].ok
-    judged = sc.judge_clrs(inputs.text_pools) if inputs.text_pools else None
-    rows += sc.clrs_rows(text_ok, "eval-text.h5", why("eval-text.h5"), judged)
+    judged = (scorecard_clrs.judge_clrs(inputs.text_pools, inputs.text_models)
+              if inputs.text_pools and inputs.text_models else None)
+    rows += scorecard_clrs.clrs_rows(text_ok, where("eval-text.h5"), why("eval-text.h5"), judged)
     return rows
+
+
+def build_derived(inputs: Inputs) -> list:
+    """The suite's own arithmetic on the paper's numbers: shown apart, never counted."""
+    return sc.polynomial_rows() + [sc.threshold_row(inputs.result("bounds.h5"),
+                                                    row_provenance(inputs, "bounds.h5"))]
 
 
 # ---- tables of the sections
@@ -465,12 +504,35 @@ def figure_block(figure, inputs: Inputs, figures_dir: str) -> str:
     return notice + H.figure(data, figure.title, caption)
 
 
+def _size(n: int) -> str:
+    """A grid size as the sweeps write it: 2^k for powers of two from 2^14, else the number."""
+    return (f"2^{n.bit_length() - 1}" if n >= 1 << 14 and n & (n - 1) == 0 else H.number(n))
+
+
+def file_holds(source: report_sources.Source) -> str:
+    """What a loaded file's grid covers, so that a section's text never promises more than the
+    file on the page holds: 'eval-max.h5 holds n = 16 … 2^16 (39 points)'."""
+    result = source.result
+    parts = []
+    for name, label in (("n", "n = "), ("length", "lengths ")):
+        values = np.asarray(result.params[name]) if name in result.params else np.array([])
+        if values.size and values.dtype.kind in "iu":
+            parts.append(f"{label}{_size(int(values.min()))} … {_size(int(values.max()))}")
+    if "train_normaliser" in result.params:
+        parts.append("models trained with " + ", ".join(map(str, result.distinct(
+            "train_normaliser"))))
+    points = f"{len(result)} point{'s' if len(result) != 1 else ''}"
+    return f"{source.name} holds " + (f"{', '.join(parts)} ({points})" if parts else points)
+
+
 def section_html(section, inputs: Inputs, figures_dir: str, page_dir: str) -> str:
     sources = [inputs.sources[f] for f in section.files]
+    holds = "; ".join(file_holds(s) for s in sources if s.ok)
     out = [f'<section id="{H.esc(section.key)}">',
            f"<h2>{H.esc(section.title)} " + " ".join(state_badge(s, named=True)
                                                      for s in sources) + "</h2>",
-           f"<p>{H.esc(section.intro)} See {docs_link(section.anchor, page_dir)}.</p>"]
+           f"<p>{H.esc(section.intro)} See {docs_link(section.anchor, page_dir)}."
+           + (f" On this page: {H.esc(holds)}." if holds else "") + "</p>"]
     out += [n for n in (file_notice(s, inputs) for s in sources) if n]
     for s in sources:
         if s.ok:
@@ -507,7 +569,8 @@ def other_figures(inputs: Inputs, figures_dir: str) -> str:
     return "\n".join(out)
 
 
-VERDICT_CLASS = {sc.AGREES: "v-agrees", sc.DIFFERS: "v-differs", sc.IDENTITY: "v-identity",
+VERDICT_CLASS = {sc.AGREES: "v-agrees", sc.DIFFERS: "v-differs",
+                 sc.NO_DIFFERENCE: "v-no-difference", sc.IDENTITY: "v-identity",
                  sc.ANALOGUE: "v-analogue", sc.NOT_MEASURED: "v-not-measured",
                  sc.INCONCLUSIVE: "v-inconclusive"}
 
@@ -519,17 +582,11 @@ def _value(v, row: sc.Row) -> str:
     return text + (H.esc(row.unit) if v is not None and row.unit else "")
 
 
-def scorecard_html(rows: list, page_dir: str) -> str:
-    counts = sc.counts(rows)
-    out = ['<section id="scorecard"><h2>Reproduction scorecard</h2>',
-           "<p>One row per numeric claim of the paper (docs/science.md#published-numbers): the "
-           "paper's value, ours with its 95% interval and the interval's width, and a verdict "
-           "computed from the data by these rules:</p>",
-           H.table(["verdict", "rule"], [[(H.esc(v), "verdict"), H.esc(t)] for v, t in sc.RULES],
-                   classes="rules", row_classes=[VERDICT_CLASS[v] for v, _ in sc.RULES]),
-           '<p class="counts">' + "".join(f"<span>{H.esc(v)}: <strong>{c}</strong></span>"
-                                          for v, c in counts.items()) + "</p>"]
-    head = ["claim", "paper", "ours", "interval", "width", "verdict", "why"]
+def scorecard_table(rows: list, page_dir: str, derived: bool = False) -> str:
+    """The claims (or, `derived`, the suite's own arithmetic: 'printed' is the number
+    docs/science.md prints, 'check' whether our arithmetic gives it)."""
+    head = (["number", "printed", "ours", "interval", "width", "check", "why"] if derived else
+            ["claim", "paper", "ours", "interval", "width", "verdict", "why"])
     body, classes, group = [], [], None
     for r in rows:
         if r.group != group:
@@ -539,17 +596,51 @@ def scorecard_html(rows: list, page_dir: str) -> str:
         claim = docs_link(r.anchor, page_dir, r.claim)
         if r.reconstructed:
             claim += " " + H.badge("stale", "reconstructed protocol")
-        if r.source:
-            claim += f'<br><small class="source">{H.esc(r.source)}</small>'
+        claim += f'<br><small class="source">{H.esc(r.provenance.text())}</small>'
+        paper = _value(r.paper, r) + (f'<br><small class="source">{H.esc(r.paper_source)}'
+                                      f'</small>' if r.paper_source else "")
         interval = (H.MISSING if r.low is None and r.high is None else
                     f'<span class="nowrap">[{_value(r.low, r)}, {_value(r.high, r)}]</span>'
                     + (f"<br><small>{H.esc(r.interval_of)}</small>" if r.interval_of else ""))
-        body.append([claim, _value(r.paper, r), _value(r.ours, r), interval,
+        body.append([claim, paper, _value(r.ours, r), interval,
                      H.number(r.width, digits=max(r.digits, 3), decimals=r.decimals),
-                     (H.esc(r.verdict), "verdict"), H.esc(r.why)])
+                     (H.esc(r.verdict), "verdict"),
+                     H.esc(r.why) + (f"<br><strong>Cause:</strong> {H.esc(r.cause)} "
+                                     f"({docs_link(r.cause_anchor, page_dir)})"
+                                     if r.cause else "")])
         classes.append(VERDICT_CLASS.get(r.verdict, ""))
-    out.append(H.table(head, body, classes="scorecard", row_classes=classes))
-    out.append("</section>")
+    return H.table(head, body, classes="scorecard", row_classes=classes)
+
+
+def scorecard_html(rows: list, derived: list, page_dir: str) -> str:
+    counts = sc.counts(rows)
+    out = ['<section id="scorecard"><h2>Reproduction scorecard</h2>',
+           f"<p>One row per claim of the paper that the suite tests "
+           f"({docs_link('published-numbers', page_dir)}): the paper's value, ours with its 95% "
+           f"interval and the interval's width, and a verdict computed from the data by these "
+           f"rules. Only these {len(rows)} rows are counted; the suite's own arithmetic on the "
+           f"paper's numbers is in a separate table below. Under each claim: the result file, "
+           f"its scale as the file states it, the number of models behind our number and their "
+           f"training steps, and “reconstructed protocol” where the paper does not state its "
+           f"protocol and the suite chose it; under the paper's value: where that number comes "
+           f"from.</p>",
+           H.table(["verdict", "rule"], [[(H.esc(v), "verdict"), H.esc(t)] for v, t in sc.RULES],
+                   classes="rules", row_classes=[VERDICT_CLASS[v] for v, _ in sc.RULES]),
+           '<dl class="definitions">' + "".join(f"<dt>{H.esc(term)}</dt><dd>{H.esc(text)}</dd>"
+                                                for term, text in sc.DEFINITIONS) + "</dl>",
+           "<p>Derived here (the table under the scorecard): identity when our arithmetic gives "
+           "the number docs/science.md prints, differs when it does not.</p>",
+           '<p class="counts">' + "".join(f"<span>{H.esc(v)}: <strong>{c}</strong></span>"
+                                          for v, c in counts.items()) + "</p>",
+           scorecard_table(rows, page_dir),
+           '<h3 id="derived-here">Derived here (not counted)</h3>',
+           "<p>Numbers the suite computes itself from the paper's coefficients and lemma, not "
+           "numbers the paper states: the polynomial's crossings and peak, and the lemma's "
+           "worst-case threshold at Gemma 2B's mean spread. They are shown with their arithmetic "
+           "(and, for the threshold, the measured crossing when bounds.h5 has it) and are never "
+           "counted among the paper's claims.</p>",
+           scorecard_table(derived, page_dir, derived=True),
+           "</section>"]
     return "\n".join(out)
 
 
@@ -563,7 +654,10 @@ def scorecard_json(rows: list) -> str:
             return int(v)
         return v
 
-    data = [{k: plain(v) for k, v in vars(r).items()} | {"width": plain(r.width)} for r in rows]
+    data = [{k: plain(v) for k, v in vars(r).items() if k != "provenance"}
+            | {"width": plain(r.width),
+               "provenance": {k: plain(v) for k, v in vars(r.provenance).items()}}
+            for r in rows]
     text = json.dumps(data, ensure_ascii=False, sort_keys=True)
     return ('<script type="application/json" id="scorecard-data">'
             + text.replace("</", "<\\/") + "</script>")
@@ -582,8 +676,10 @@ def files_table(inputs: Inputs) -> str:
 
 
 def page(inputs: Inputs, figures_dir: str, page_dir: str, now: str) -> tuple:
-    """(html, scorecard rows)."""
+    """(html, scorecard rows): the paper's claims (the derived rows are on the page and in its
+    inline JSON, not in the returned rows)."""
     rows = build_scorecard(inputs)
+    derived = build_derived(inputs)
     states = [s.state if not (s.ok and s.stale) else "stale" for s in inputs.sources.values()]
     summary = ", ".join(f"{states.count(k)} {k}" for k in ("ok", "stale", "missing", "refused")
                         if states.count(k))
@@ -603,16 +699,19 @@ def page(inputs: Inputs, figures_dir: str, page_dir: str, now: str) -> tuple:
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         "<title>sharp: reproduction report</title>", f"<style>{H.STYLE}</style></head><body><main>",
         "<h1>Softmax is not enough: the reproduction report</h1>",
-        f"<p>Every figure, table and numeric claim of Veličković et al., <em>Softmax is not "
-        f"Enough (for Sharp Size Generalisation)</em> (ICML 2025), as this suite measured it. "
+        f"<p>The figures, tables and claims of Veličković et al., <em>Softmax is not "
+        f"Enough (for Sharp Size Generalisation)</em> (ICML 2025) that this suite can test, as "
+        f"it measured them in the result files below (the Gemma and CLRS-Text parts with small "
+        f"models of its own). "
         f"Generated {H.esc(now)} from {H.code(inputs.results_dir)} at checkout "
         f"{H.code(inputs.head[:SHORT_SHA])} by {H.code('analysis/report.py')}; nothing on this "
         f"page is fetched from a network. Result files: {H.esc(summary)}.</p>",
         "\n".join(nav),
-        scorecard_html(rows, page_dir),
+        scorecard_html(rows, derived, page_dir),
     ]
     body += [section_html(s, inputs, figures_dir, page_dir) for s in SECTIONS]
-    body += [other_figures(inputs, figures_dir), files_table(inputs), scorecard_json(rows),
+    body += [other_figures(inputs, figures_dir), files_table(inputs),
+             scorecard_json(rows + derived),
              "</main></body></html>", ""]
     return "\n".join(b for b in body if b), rows
 

@@ -113,7 +113,8 @@ def badge(kind: str, text: str) -> str:
 # style, so greyscale print keeps the meaning.
 STYLE = """
 :root { --ink:#1b1b1b; --muted:#5a5a5a; --rule:#d0d0d0; --bg:#ffffff; --panel:#f6f6f4;
-        --blue:%(blue)s; --orange:%(orange)s; --green:%(green)s; --red:%(vermillion)s; }
+        --blue:%(blue)s; --orange:%(orange)s; --green:%(green)s; --red:%(vermillion)s;
+        --purple:%(purple)s; }
 * { box-sizing: border-box; }
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif;
        color: var(--ink); background: var(--bg); margin: 0; }
@@ -156,6 +157,7 @@ table.scorecard td:nth-child(n+4) { font-variant-numeric: tabular-nums; }
 tr.v-agrees td.verdict { color: var(--green); font-weight: 600; }
 tr.v-differs td.verdict { color: var(--red); font-weight: 700; text-decoration: underline; }
 tr.v-identity td.verdict { color: var(--blue); }
+tr.v-no-difference td.verdict { color: var(--purple); font-weight: 600; border-left: 3px double var(--purple); }
 tr.v-analogue td.verdict, tr.v-not-measured td.verdict, tr.v-inconclusive td.verdict
   { color: var(--muted); font-style: italic; }
 tr.v-not-measured td { color: var(--muted); }
@@ -165,7 +167,11 @@ details { margin: .3rem 0 .8rem; font-size: .9rem; }
 summary { cursor: pointer; color: var(--muted); }
 small.source { color: var(--muted); }
 table.rules td.verdict { white-space: nowrap; }
-.counts span { margin-right: 1.2rem; }
+.counts span { margin-right: 1.2rem; white-space: nowrap; display: inline-block; }
+dl.definitions { display: grid; grid-template-columns: max-content 1fr; gap: .2rem .8rem;
+                 font-size: .88rem; max-width: 110ch; margin: 0 0 1rem; }
+dl.definitions dt { font-weight: 600; }
+dl.definitions dd { margin: 0; }
 @media print { main { max-width: none; padding: 0; } h2 { break-before: page; } }
 """ % common.PALETTE
 

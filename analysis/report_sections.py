@@ -34,13 +34,13 @@ SECTIONS = (
         "dispersion", "The dispersion lemma", "dispersion-lemma", ("bounds.h5",),
         "With every logit in [m, M] (spread δ = M − m) each softmax coefficient lies between "
         "exp(−δ/θ)/n and exp(δ/θ)/n, so at fixed δ and θ the largest coefficient must vanish as n "
-        "grows. Four logit laws are streamed up to 2^30 items.",
+        "grows. Four logit laws are streamed in chunks (memory does not grow with n).",
         figures=(Figure(
             "dispersion", "bounds.h5", "Largest attention coefficient against n",
-            "Left: α_max falls like 1/n once n passes e^(δ/θ), for every logit law, never above "
-            "the lemma's bound exp(δ/θ)/n (dashed); the one-hot law lies on the tight worst case "
-            "(thin line). Right: n·α_max flattens below the ceiling e^(δ/θ). Look for any marker "
-            "above its dashed line: there is none unless the bound failed."),),
+            "Left: α_max of every logit law against n, with the lemma's bound exp(δ/θ)/n "
+            "(dashed) and the worst case, one logit at M and the rest at m (thin line). Right: "
+            "n·α_max against the ceiling e^(δ/θ). The lemma allows no marker above its dashed "
+            "line; the table's violations column counts any that is."),),
         tables=("dispersion_thresholds",)),
     Section(
         "weight-bound", "Sharpness needs large weights", "weight-norm-bound", ("weight-bound.h5",),
@@ -48,10 +48,9 @@ SECTIONS = (
         "sharp head needs large weights or inputs. Random Q, K, y, x_i test how tight it is.",
         figures=(Figure(
             "weight_bound", "weight-bound.h5", "Tightness of the weight-norm bound",
-            "Left: the ratio δ/bound of every trial stays below 1 (the bound) and far from it for "
-            "random weights: the bound is loose by a factor that grows with d_model. Right: the "
-            "mean ratio per point against n; it rises slowly with n as the extreme items get "
-            "more extreme."),)),
+            "Left: the ratio δ/bound of every trial, per d_model; the bound allows at most 1, "
+            "and how far below 1 the trials stay measures how loose it is for random weights. "
+            "Right: the mean ratio per point against n."),)),
     Section(
         "entropy", "Entropy falls as β rises", "entropy-falls-with-beta",
         ("entropy-temperature.h5",),
@@ -59,34 +58,34 @@ SECTIONS = (
         "lowers the entropy, which is what adaptive temperature relies on.",
         figures=(Figure(
             "entropy_temperature", "entropy-temperature.h5", "Entropy against inverse temperature",
-            "Left: every curve falls monotonically from ln n at β → 0. Right: the closed-form "
-            "slope (lines) and the finite difference (markers) coincide; the title gives the "
-            "largest relative difference over every point."),)),
+            "Left: H against β for every row, from ln n at β → 0; the result says every curve "
+            "falls. Right: the closed-form slope (lines) and the finite difference (markers); "
+            "the title gives their largest relative difference over every point."),)),
     Section(
         "max-retrieval", "The trained max-retrieval head", "max-retrieval",
         ("train-max.h5", "eval-max.h5"),
         "One attention head trained on sets of 16 items to return the class of the "
-        "highest-priority item, then tested on sets up to 2^16 items with softmax and with "
+        "highest-priority item, then tested on larger sets with softmax and with "
         "adaptive temperature applied at inference to the same weights, on the same sets. Parts "
         "of the protocol the paper does not state are reconstructed "
         "(docs/science.md#max-retrieval-reconstructed).",
         figures=(
             Figure("attention_maps", "eval-max.h5", "Attention maps",
                    "Each panel: the head's weights on the 16 highest-priority items of 32 sets "
-                   "(rows), highest first. Sharp on the maximum at n = 16, spread thin as n "
-                   "grows. Compare the rows at one n: adaptive temperature can keep more weight "
-                   "on the first column only while the head's entropy is below 5.94 nats "
+                   "(rows), highest first. Compare across n how much weight the first column "
+                   "(the maximum) keeps, and at one n softmax's rows with adaptive's; adaptive "
+                   "temperature can only sharpen a row whose entropy is below 5.94 nats "
                    "(β > 1 there)."),
             Figure("max_accuracy", "eval-max.h5", "Accuracy against n",
                    "Accuracy of softmax and adaptive temperature, mean over trained models with a "
                    "95% interval, beside the paper's published points and another public "
-                   "reproduction. Both fall towards chance (10%) as n grows; the gap between them "
-                   "is adaptive temperature's gain, which closes once the head's entropy passes "
-                   "5.94 nats (β = 1 there)."),
+                   "reproduction; chance is 10%. The gap between the two curves is adaptive "
+                   "temperature's gain; by its rule it leaves every row whose entropy is above "
+                   "5.94 nats unchanged (β = 1 there)."),
             Figure("head_entropy", "eval-max.h5", "Entropy of the trained head against n",
-                   "Left: the head's attention entropy climbs with n, parallel to ln n (uniform "
-                   "attention, dashed): the head disperses. Right: the weight on the true maximum "
-                   "falls with n, above 1/n (dashed)."),
+                   "Left: the head's attention entropy against n, beside ln n (uniform "
+                   "attention, dashed). Right: the weight on the true maximum against n, beside "
+                   "1/n (dashed)."),
         ),
         tables=("max_accuracy",)),
     Section(
@@ -113,31 +112,30 @@ SECTIONS = (
         figures=(
             Figure("transformer_alpha", "transformer-dispersion.h5", "Largest coefficient per head against n",
                    "Each panel one random model; lines: α_max of the last row of every head, dotted: "
-                   "its bound min(1, e^(β·sup δ)/n), dashed: 1/n. With bounded positions every head "
-                   "falls parallel to 1/n under its bound; with ALiBi or index positions without "
-                   "LayerNorm (titles: hypothesis fails) δ grows with n and heads stay sharp."),
+                   "its bound min(1, e^(β·sup δ)/n), dashed: 1/n. Compare each head's slope with "
+                   "1/n's; the titles name the positional scheme, and the table below gives the "
+                   "theorem check's verdict per model."),
             Figure("transformer_entropy", "transformer-dispersion.h5", "Head entropy against n",
                    "Mean row entropy of every head against n beside uniform attention's ln(n!)/n "
-                   "(dashed) and ln n (dotted): dispersing heads climb parallel to the baseline, the "
-                   "negative controls level off or fall. For adaptive-temperature heads the curves "
-                   "meet softmax's once H > 5.94 (β = 1 there)."),
+                   "(dashed) and ln n (dotted), one panel per model. Adaptive temperature leaves "
+                   "a row with H > 5.94 unchanged (β = 1 there)."),
             Figure("transformer_entropy_trained", "transformer-dispersion-trained.h5",
                    "Head entropy of trained text models against prompt length",
                    "Top: entropy at the answer position (the prompt's last row) against the prompt "
                    "length, bottom: mean entropy over every row; mean over heads, shaded from the "
                    "lowest to the highest head. Left: random models on uniform tokens (NoPE; ALiBi, "
                    "the negative control); then each trained task, one colour per trained-in "
-                   "normaliser, grey where the prompts are of training lengths. Beside ln n (dotted) "
-                   "and ln(n!)/n (dashed): the trained heads disperse too, their mean entropy climbing "
-                   "with the prompt past the training lengths, below ln n; a head whose logit spread "
-                   "δ is large (e^δ far above n) may still stay sharp. Adaptive meets softmax once "
-                   "H > 5.94 (β = 1 there)."),
+                   "normaliser, grey where the prompts are of training lengths, beside ln n (dotted) "
+                   "and ln(n!)/n (dashed). Compare each curve's climb past the training lengths with "
+                   "the baselines'; a head whose logit spread δ is large (e^δ far above n) can stay "
+                   "sharp at every n measured. Adaptive temperature leaves a row with H > 5.94 "
+                   "unchanged (β = 1 there)."),
             Figure("transformer_logit_spread", "transformer-dispersion.h5", "Logit spread across heads",
                    "δ per head (its largest row spread) at the largest n: range and mean ± std over "
                    "heads per model, beside the paper's Gemma 2B/7B rows; blue rows are the trained "
                    "text models on prompts of their task (seeds pooled), red rows the negative "
-                   "controls, whose δ grows with n. Random models at init scale 1 land near "
-                   "Gemma's spreads; adaptive meets softmax once H > 5.94."),
+                   "controls. Where random models land depends on their init scale (the rows "
+                   "name it)."),
         ),
         tables=("transformer_theorem",)),
     Section(
@@ -155,9 +153,9 @@ SECTIONS = (
         tables=("text_paired",)),
     Section(
         "remedies", "Every remedy on one protocol", "remedies", ("eval-remedies.h5",),
-        "Each remedy (temperature, log-n scaling, top-k, sparsemax, entmax, ASEntmax, Stieltjes, "
-        "adaptive temperature trained in) trained into the max-retrieval head at n = 16 and "
-        "tested to 2^20 on the same sets.",
+        "Remedies (of temperature, log-n scaling, top-k, sparsemax, entmax, ASEntmax, Stieltjes, "
+        "adaptive temperature: those the file holds) trained into the max-retrieval head at "
+        "n = 16 and tested at larger n on the same sets.",
         figures=(Figure(
             "remedies", "eval-remedies.h5", "Every remedy trained in, against n",
             "Left: accuracy of each remedy, mean over seeds with a 95% interval, beside the "

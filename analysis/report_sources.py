@@ -71,6 +71,7 @@ class Source:
     stale: bool = False
     behind: int | None = None    # commits between the file's git_sha and the checkout
     code_changed: int | None = None  # files under CODE_PATHS changed since (None: unknown)
+    origin: str = "run"          # where the file comes from: "run", made into the results folder
 
     @property
     def ok(self) -> bool:

@@ -7,36 +7,12 @@ up beside the evaluation file first); an unknown one is labelled by model id.
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 import common
+from checkpoints import training_params
 
 EXPERIMENT = "eval-text"
-
-
-def training_params(path: str, references: list) -> dict:
-    """checkpoint reference FILE.h5#ID -> its training point's parameters {name: value} (None when its
-    file or point cannot be read). FILE.h5 is looked up beside `path` (the file that names it) first."""
-    out, files = {}, {}
-    for ref in references:
-        file, _, point = ref.rpartition("#")
-        if file not in files:
-            files[file] = None
-            for candidate in (os.path.join(os.path.dirname(os.path.abspath(path)), os.path.basename(file)), file):
-                if os.path.exists(candidate):
-                    try:
-                        files[file] = common.load_result(candidate, "train-text")
-                    except common.ResultFileError:
-                        files[file] = None
-                    break
-        train = files[file]
-        out[ref] = None
-        if train is not None and point in train.ids:
-            row = train.ids.index(point)
-            out[ref] = {name: common._decode(values[row]) for name, values in train.params.items()}
-    return out
 
 
 def trained_normalisers(eval_path: str, references: list) -> dict:

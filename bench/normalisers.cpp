@@ -79,10 +79,10 @@ void forward_benchmark(benchmark::State& state, std::string spec, Shape shape, i
   state.counters["rows"] = static_cast<double>(shape.rows);
   state.counters["threads"] = threads;
   state.counters["bytes_per_logit"] = static_cast<double>(sizeof(T));
-  if (spec == "adaptive") {
+  if (const auto* t = nz->temperature(); t && t->needs_entropy_pass()) {   // rows whose beta is not 1
     std::size_t corrected = 0;
     for (std::size_t r = 0; r < shape.rows; ++r) {
-      corrected += adaptive_row_beta(z.data() + r * shape.n, shape.n).beta != 1.0;
+      corrected += sharp::norm::row_beta(*t, z.data() + r * shape.n, shape.n) != 1.0;
     }
     state.counters["beta_rows"] = static_cast<double>(corrected) / shape.rows;
   }

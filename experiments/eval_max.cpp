@@ -78,7 +78,7 @@ public:
     runner::ParamSpec normaliser = runner::text_param(
         "normaliser", "softmax+adaptive", "head normalisers, compared on the same samples", {});
     normaliser.list = runner::ListRole::InsidePoint;
-    normaliser.allowed = "normaliser specs (docs/science.md#remedies), or `trained` (the model's own)";
+    normaliser.allowed = normaliser_spec_allowed() + ", or `trained` (the model's own)";
     normaliser.check = eval_normaliser_spec_error;
     // The model's training normaliser as a parameter of every point: the analysis groups models by
     // it without the training file (models of different remedies are never seeds of one). Read once

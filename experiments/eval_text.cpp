@@ -94,7 +94,7 @@ public:
     runner::ParamSpec normaliser = runner::text_param(
         "normaliser", "trained", "head normalisers compared on the same samples: trained (the model's own) or a spec", {});
     normaliser.list = runner::ListRole::InsidePoint;
-    normaliser.allowed = "trained or a normaliser spec without learned scalars (docs/science.md#remedies), e.g. trained,adaptive";
+    normaliser.allowed = "trained (the model's own) or " + normaliser_spec_allowed() + ", without learned scalars";
     normaliser.check = [](const runner::Value& v) -> std::optional<std::string> {
       try {
         normaliser_items(std::get<std::string>(v));

@@ -6,10 +6,22 @@
 
 #include "core/errors.hpp"
 #include "normalisers/learned_scalars.hpp"
+#include "normalisers/registry.hpp"
 #include "normalisers/spec.hpp"
 #include "runners/value.hpp"
 
 namespace sharp {
+
+// The `allowed` text of such a parameter (--help, --describe, results/README.md), from the registry:
+// the registered names, and for a trainer's spec the parameters it may learn.
+inline std::string normaliser_spec_allowed() {
+  return "a normaliser spec name[:key=value...] (docs/science.md#remedies; `sharp-normalise --list`), name one of " +
+         norm::normaliser_names_text();
+}
+inline std::string learnable_normaliser_spec_allowed() {
+  return normaliser_spec_allowed() + "; `learn` for a number trains it (docs/science.md#learned-scalars), learnable: " +
+         norm::learnable_parameters_text();
+}
 
 inline std::optional<std::string> normaliser_spec_error(const runner::Value& v) {
   try {

@@ -106,9 +106,7 @@ public:
   std::vector<runner::ParamSpec> parameters() const override {
     runner::ParamSpec normaliser =
         runner::text_param("normaliser", "softmax", "normaliser of the attention head during training", {});
-    normaliser.allowed = "a normaliser spec (docs/science.md#remedies), e.g. softmax, adaptive, ssmax:s=1, entmax15; "
-                         "`learn` for a number trains it (docs/science.md#learned-scalars): ssmax:s=learn, "
-                         "entmax:alpha=learn, asentmax:b=learn:gamma=learn";
+    normaliser.allowed = learnable_normaliser_spec_allowed();
     normaliser.check = learnable_normaliser_spec_error;
     return {
         normaliser,

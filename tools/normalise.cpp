@@ -1,7 +1,9 @@
 // sharp-normalise: a small Unix filter over the normaliser family (docs/science.md#remedies). Reads rows of
 // whitespace-separated logits (one distribution per line; -inf marks a masked entry), writes the
 // probabilities in the same layout with 17 significant digits, or with --entropy one line per row:
-// the entropy (nats) of the output and, for adaptive, the beta it used.
+// the entropy (nats) of the output and, where the normaliser's temperature needs the entropy pass
+// (adaptive), the beta it used. --list prints the registered normalisers (lib/normalisers/registry.hpp):
+// as text, or as the markdown tables of docs/science.md#remedies and #learned-scalars.
 // Bad input (a non-numeric token, NaN, +inf, an empty or fully masked row, a bad spec) gets one line
 // on stderr naming the line/column or the parameter, exit status 2, and nothing written: all input
 // is read and checked first, and --output goes through a temporary file renamed into place.
@@ -25,6 +27,7 @@
 #include "core/errors.hpp"
 #include "core/simd_isa.hpp"
 #include "normalisers/normaliser.hpp"
+#include "normalisers/registry.hpp"
 
 namespace {
 
@@ -152,16 +155,17 @@ std::string normalise(const sharp::norm::Normaliser& nz, const Rows& rows, bool 
     }
     r = end;
   }
-  const bool adaptive = nz.spec().name == "adaptive";
+  const sharp::norm::Temperature* temperature = nz.temperature();
+  const bool row_beta = temperature && temperature->needs_entropy_pass();
   std::string out;
   out.reserve(rows.values.size() * 24);
   for (std::size_t r = 0; r < count; ++r) {
     const std::size_t first = rows.offsets[r], n = rows.offsets[r + 1] - first;
     if (entropy_only) {
       append_number(out, sharp::norm::entropy(p.data() + first, n));
-      if (adaptive) {
+      if (row_beta) {
         out += ' ';
-        append_number(out, sharp::norm::adaptive_row_beta(rows.values.data() + first, n).beta);
+        append_number(out, sharp::norm::row_beta(*temperature, rows.values.data() + first, n));
       }
     } else {
       for (std::size_t i = 0; i < n; ++i) {
@@ -195,16 +199,70 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   }
 }
 
-std::string names_list() {
+// Examples with parameters, for --help: "softmax:beta=2, ssmax:s=0.43, ...".
+std::string examples() {
   std::string s;
-  for (const auto& n : sharp::norm::normaliser_names()) s += (s.empty() ? "" : ", ") + n;
+  for (const sharp::norm::NormaliserEntry* e : sharp::norm::normaliser_entries())
+    if (!e->parameters.empty()) s += (s.empty() ? "" : ", ") + e->example;
   return s;
+}
+
+std::string shortest(double x) {
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, x);
+  return std::string(buf, res.ptr);
+}
+
+// "beta > 0, default 1" / "s > 0, required".
+std::string parameter_text(const sharp::norm::ParameterInfo& p) {
+  return p.range.text(p.key) + (p.default_value ? ", default " + shortest(*p.default_value) : ", required");
+}
+
+// --list: every registered normaliser, its parameters (range, default, meaning), aliases and
+// learnable parameters, one block each.
+std::string list_text() {
+  std::string out;
+  for (const sharp::norm::NormaliserEntry* e : sharp::norm::normaliser_entries()) {
+    out += e->name + ": " + e->formula + " (docs/science.md#" + e->section + "), e.g. " + e->example + "\n";
+    for (const auto& p : e->parameters) out += "  " + p.key + ": " + parameter_text(p) + "; " + p.meaning + "\n";
+    for (const auto& a : e->aliases) out += "  " + a.key + ": " + a.range.text(a.key) + ", sets " + a.target + "\n";
+    for (const auto& l : e->learnable)
+      out += "  " + l.key + "=learn: " + l.parameterisation + ", start " + l.start + "\n";
+  }
+  return out;
+}
+
+// --list markdown: the table of docs/science.md#remedies. --list markdown-learnable: the table of
+// docs/science.md#learned-scalars. (scripts/normaliser_tables.py writes them into the docs.)
+std::string list_markdown() {
+  std::string out =
+      "| normaliser | computes | parameters | learnable |\n"
+      "|---|---|---|---|\n";
+  for (const sharp::norm::NormaliserEntry* e : sharp::norm::normaliser_entries()) {
+    std::string params, learnable;
+    for (const auto& p : e->parameters) params.append(params.empty() ? "`" : "; `").append(parameter_text(p)).append("`");
+    for (const auto& a : e->aliases) params.append(" (or `").append(a.range.text(a.key)).append("`, sets ").append(a.target).append(")");
+    for (const auto& l : e->learnable) learnable.append(learnable.empty() ? "`" : ", `").append(l.key).append("=learn`");
+    out += "| [`" + e->name + "`](#" + e->section + ") | " + e->formula + " | " + (params.empty() ? "—" : params) +
+           " | " + (learnable.empty() ? "—" : learnable) + " |\n";
+  }
+  return out;
+}
+
+std::string list_markdown_learnable() {
+  std::string out =
+      "| scalar | parameterisation | initial value |\n"
+      "|---|---|---|\n";
+  for (const sharp::norm::NormaliserEntry* e : sharp::norm::normaliser_entries())
+    for (const auto& l : e->learnable)
+      out += "| `" + e->name + ":" + l.key + "=learn` | " + l.parameterisation + " | " + l.start + " |\n";
+  return out;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string spec_text, input, output;
+  std::string spec_text, input, output, list_format;
   bool entropy_only = false;
   po::options_description options(
       "Usage: sharp-normalise --normaliser NORMALISER [--input FILE] [--output FILE] [--entropy]\n"
@@ -212,15 +270,16 @@ int main(int argc, char** argv) {
       "LF, CR LF or CR. A logit below the smallest double in magnitude (1e-400) underflows to 0 (or a\n"
       "subnormal); one beyond the largest double (1e400), and a row spanning more than it, is an error.\n"
       "Writes the probabilities, same layout, 17 significant digits.\n"
-      "NORMALISER: name[:key=value...] with name one of " + names_list() + ",\n"
-      "e.g. softmax:beta=2, ssmax:s=0.43, topk:k=3, entmax:alpha=1.25, asentmax:b=0.5:gamma=1,\n"
-      "stieltjes:q=4 (docs/science.md#remedies).\nOptions");
+      "NORMALISER: name[:key=value...] with name one of " + sharp::norm::normaliser_names_text() + ",\n"
+      "e.g. " + examples() + "\n(docs/science.md#remedies; --list for their parameters).\nOptions");
   options.add_options()
-      ("normaliser", po::value(&spec_text)->required(), "normaliser spec")
+      ("normaliser", po::value(&spec_text), "normaliser spec (required unless --list)")
       ("input", po::value(&input), "input file (default: stdin)")
       ("output", po::value(&output), "output file (default: stdout); written atomically")
       ("entropy", po::bool_switch(&entropy_only),
        "write per row the entropy (nats) of the output instead, followed by the beta used for adaptive")
+      ("list", po::value(&list_format)->implicit_value("text"),
+       "print the registered normalisers and stop: text (default), markdown or markdown-learnable")
       ("help", "this help");
   try {
     po::variables_map vm;
@@ -236,6 +295,14 @@ int main(int argc, char** argv) {
       return 0;
     }
     po::notify(vm);
+    if (vm.count("list")) {
+      if (list_format == "text") std::cout << list_text();
+      else if (list_format == "markdown") std::cout << list_markdown();
+      else if (list_format == "markdown-learnable") std::cout << list_markdown_learnable();
+      else throw BadInput("--list " + list_format + ": unknown format (allowed: text, markdown, markdown-learnable)");
+      return 0;
+    }
+    if (spec_text.empty()) throw BadInput("--normaliser is required (a spec such as softmax or entmax:alpha=1.5; see --help)");
     sharp::active_simd_isa();   // a bad SHARP_SIMD is bad input (core/simd_isa.hpp)
     const auto nz = sharp::norm::make_normaliser(spec_text);
 

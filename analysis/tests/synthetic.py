@@ -196,6 +196,7 @@ def write_entropy_temperature(path, ns=(16, 256, 4096), laws=("uniform", "gaussi
 
 # ---- max retrieval (docs/science.md#max-retrieval): eval-max and fit-adaptive files
 
+PAPER_N = (16, 64, 256, 512, 1024, 2048, 4096, 16384)  # the paper's accuracy table, docs/science.md#published-numbers
 PAPER_COEFFICIENTS = (-0.037, 0.481, -2.3, 4.917, -1.791)  # docs/science.md#adaptive-temperature, highest degree first
 
 
@@ -290,6 +291,54 @@ def write_eval_max(path, ns=(16, 64, 256, 1024), train_seeds=(1, 2, 3), seeds=(1
     cols = {k: np.asarray(v, dtype=np.int64 if k.startswith("correct.") or k.startswith("train_")
                           else np.float64) for k, v in cols.items()}
     return write_result(path, "eval-max", grid, cols, arrays=arrays, attrs=attrs)
+
+
+def write_train_max(path, seeds=(1, 2, 3), steps=4000, attrs: dict | None = None) -> dict:
+    """A "train-max" file of one softmax model per seed (its training parameters only):
+    {seed: checkpoint reference "train-max.h5#<id>"}."""
+    grid = [dict(normaliser="softmax", train_n=16, steps=int(steps), seed=int(t)) for t in seeds]
+    ids = write_result(path, "train-max", grid, {"final_accuracy": np.full(len(grid), 0.99)},
+                       attrs=attrs)
+    return {t: f"{os.path.basename(str(path))}#{i}" for t, i in zip(seeds, ids)}
+
+
+def write_eval_max_exact(path, accuracy: dict, samples=200, ns=PAPER_N, train_n=16, attrs=None,
+                         checkpoints: dict | None = None):
+    """An eval-max file whose models have exactly the given accuracies:
+    accuracy[(normaliser, train_seed)] = fraction (the same at every n, or a dict n -> fraction).
+    Per-sample 0/1 arrays are the first round(f·samples) sets right; softmax and adaptive are
+    then paired so that adaptive's right sets include softmax's. `checkpoints` {seed: reference}
+    (write_train_max) names real training points; made-up ones by default."""
+    seeds = sorted({t for _, t in accuracy})
+    normalisers = sorted({x for x, _ in accuracy}, key=["softmax", "adaptive"].index)
+    grid, models = [], []
+    for t in seeds:
+        for n in ns:
+            grid.append(dict(checkpoint=(checkpoints or {}).get(t, f"train-max.h5#{t:016x}"),
+                             n=int(n),
+                             normaliser="+".join(normalisers), samples=samples, chunk=512,
+                             map_samples=0, map_items=16, seed=1))
+            models.append(t)
+    cols, arrays = {"train_n": [], "train_seed": []}, {}
+    for index, (p, t) in enumerate(zip(grid, models)):
+        arrays[index] = {"labels": np.zeros(samples, dtype=np.int64)}
+        cols["train_n"].append(train_n)
+        cols["train_seed"].append(t)
+        for x in normalisers:
+            f = accuracy[(x, t)]
+            f = f[p["n"]] if isinstance(f, dict) else f
+            k = int(round(f * samples))
+            correct = (np.arange(samples) < k).astype(np.int64)
+            arrays[index].update({f"correct.{x}": correct, f"entropy.{x}": np.ones(samples),
+                                  f"weight_on_max.{x}": np.full(samples, 0.5),
+                                  f"beta.{x}": np.ones(samples)})
+            for name, value in (("accuracy", k / samples), ("correct", k), ("entropy", 1.0),
+                                ("weight_on_max", 0.5), ("beta", 1.0), ("ci_low", 0.0),
+                                ("ci_high", 1.0)):
+                cols.setdefault(f"{name}.{x}", []).append(value)
+    cols = {k: np.asarray(v, dtype=np.int64 if k.startswith(("correct.", "train_")) else float)
+            for k, v in cols.items()}
+    write_result(path, "eval-max", grid, cols, arrays=arrays, attrs=attrs)
 
 
 def write_fit_adaptive(path, train_seeds=(1, 2, 3), ns=(16, 64, 256, 1024), samples=24,
@@ -456,6 +505,36 @@ def write_eval_text(path, lengths=(4, 5, 8, 16, 32), algorithms=("minimum", "bin
                     value = acc[name.rsplit(".", 1)[1]]
                 metrics[name].append(value)
     write_result(path, "eval-text", grid, metrics)
+
+
+def write_text_files(directory, exact: dict, lengths=(4, 8, 16, 32), train_lengths=(4, 8),
+                     samples=100, seen_exact: float = 1.0, trace: bool = False,
+                     attrs: dict | None = None):
+    """train-text.h5 with one model per trained normaliser (500 steps) and eval-text.h5
+    evaluating each on its algorithms: exact[(algorithm, trained)] = (trained fraction,
+    adaptive-at-inference fraction) beyond training; inside training every model's exact match
+    is `seen_exact` (the competence gate's figure). `attrs`: root attributes of both files."""
+    normalisers = sorted({t for _, t in exact})
+    grid = [{"normaliser": t, "seed": 1, "steps": 500, "trace": "on" if trace else "off"}
+            for t in normalisers]
+    ids = write_result(directory / "train-text.h5", "train-text", grid,
+                       {"loss": np.zeros(len(grid))}, attrs=attrs)
+    model = dict(zip(normalisers, ids))
+    points, metrics = [], {k: [] for k in ("evaluated", "trace", "in_training_lengths",
+                                           "exact_final.trained", "exact_final.adaptive")}
+    for (algo, t), (f_trained, f_adaptive) in exact.items():
+        for n in lengths:
+            points.append({"checkpoint": f"results/train-text.h5#{model[t]}", "algorithm": algo,
+                           "length": n, "samples": samples, "normaliser": "trained+adaptive",
+                           "seed": 1})
+            seen = n in train_lengths
+            metrics["evaluated"].append(1)
+            metrics["trace"].append(int(trace))
+            metrics["in_training_lengths"].append(int(seen))
+            metrics["exact_final.trained"].append(seen_exact if seen else f_trained)
+            metrics["exact_final.adaptive"].append(
+                float("nan") if t == "adaptive" else seen_exact if seen else f_adaptive)
+    write_result(directory / "eval-text.h5", "eval-text", points, metrics, attrs=attrs)
 
 
 def write_text_pairs(directory, lengths=(4, 5, 6, 7, 8, 20, 40, 70), train_lengths=(4, 5, 7),

@@ -11,15 +11,16 @@
 #include "nn/gemm.hpp"
 #include "nn/mlp.hpp"
 #include "nn/omp_threads.hpp"
-#include "normalisers/adaptive_temperature.hpp"
 
 namespace sharp::max_retrieval {
 
-// How one normaliser is evaluated in the stream.
+// How one normaliser is evaluated in the stream: a softmax-family normaliser by its temperature
+// (normalisers/temperature.hpp), any other on the whole row.
 struct StreamingEvaluator::Rule {
-  enum class Kind { FixedBeta, LogNBeta, Adaptive, FullRow } kind;
-  double beta = 1.0;                            // FixedBeta: β; LogNBeta: s (β = s·ln n)
-  std::shared_ptr<norm::Normaliser> full_row;   // FullRow only
+  std::shared_ptr<norm::Normaliser> normaliser;
+  const norm::Temperature* temperature = nullptr;   // of `normaliser`; nullptr: the whole row
+  bool streams() const { return temperature != nullptr; }
+  bool entropy_pass() const { return temperature != nullptr && temperature->needs_entropy_pass(); }
 };
 
 // Per-thread scratch, sized for one chunk (and, with FullRow normalisers, one row of n logits).
@@ -60,18 +61,8 @@ StreamingEvaluator::StreamingEvaluator(const ModelLayout& layout, const float* p
   if (normalisers.empty()) throw BadInput("evaluation needs at least one normaliser");
   for (const norm::Spec& spec : normalisers) {
     Rule r;
-    if (spec.name == "softmax") {
-      r.kind = Rule::Kind::FixedBeta;
-      r.beta = spec.param("beta");
-    } else if (spec.name == "ssmax") {
-      r.kind = Rule::Kind::LogNBeta;
-      r.beta = spec.param("s");
-    } else if (spec.name == "adaptive") {
-      r.kind = Rule::Kind::Adaptive;
-    } else {
-      r.kind = Rule::Kind::FullRow;
-      r.full_row = norm::make_normaliser(spec);
-    }
+    r.normaliser = norm::make_normaliser(spec);
+    r.temperature = r.normaliser->temperature();
     rules_.push_back(std::move(r));
   }
 }
@@ -106,25 +97,18 @@ SampleResult StreamingEvaluator::run(std::uint64_t key, std::size_t n, std::size
   ws.h.resize(C * W);
   ws.e.resize(C);
   ws.w.resize(C);
-  bool any_full_row = false, any_adaptive = false;
-  for (const Rule& r : rules_) {
-    any_full_row |= r.kind == Rule::Kind::FullRow;
-    any_adaptive |= r.kind == Rule::Kind::Adaptive;
-  }
+  bool any_full_row = false;
+  for (const Rule& r : rules_) any_full_row |= !r.streams();
   if (any_full_row) {
     ws.row_e.resize(n);
     ws.row_p.resize(n);
   }
 
-  // One accumulator per streaming normaliser; adaptive's first pass is its β = 1 accumulator.
+  // One accumulator per streaming normaliser at its β for n keys; for a temperature that needs the
+  // entropy pass (adaptive), the first pass is its β = 1 accumulator.
   std::vector<OnlineAttention> acc;
   acc.reserve(K);
-  for (const Rule& r : rules_) {
-    const double beta = r.kind == Rule::Kind::FixedBeta ? r.beta
-                        : r.kind == Rule::Kind::LogNBeta ? r.beta * std::log(double(n))
-                                                         : 1.0;
-    acc.emplace_back(beta, W);
-  }
+  for (const Rule& r : rules_) acc.emplace_back(r.streams() ? r.temperature->beta(n) : 1.0, W);
 
   // Items [first, first + count): features, ψ, logits.
   auto item_chunk = [&](std::size_t first, std::size_t count) {
@@ -160,29 +144,30 @@ SampleResult StreamingEvaluator::run(std::uint64_t key, std::size_t n, std::size
       top.offer(ws.priorities[j], first + j, ws.e[j]);
     }
     for (std::size_t k = 0; k < K; ++k)
-      if (rules_[k].kind != Rule::Kind::FullRow) acc[k].add(ws.e.data(), ws.h.data(), count, ws.w.data());
+      if (rules_[k].streams()) acc[k].add(ws.e.data(), ws.h.data(), count, ws.w.data());
     if (any_full_row) std::copy(ws.e.begin(), ws.e.begin() + std::ptrdiff_t(count), ws.row_e.begin() + std::ptrdiff_t(first));
   }
 
-  // Between the passes: adaptive β from the β = 1 entropy; the exact normaliser on full rows.
-  std::vector<double> adaptive_beta(K, 1.0);
+  // Between the passes: β from the β = 1 entropy where the temperature needs it (a second pass
+  // unless β = 1); the exact normaliser on full rows.
+  std::vector<bool> again(K, false);
   bool second_pass = any_full_row;
   for (std::size_t k = 0; k < K; ++k) {
-    if (rules_[k].kind != Rule::Kind::Adaptive) continue;
-    adaptive_beta[k] = norm::adaptive_beta(acc[k].entropy());
-    if (adaptive_beta[k] != 1.0) {
-      acc[k] = OnlineAttention(adaptive_beta[k], W);
-      second_pass = true;
+    if (!rules_[k].entropy_pass()) continue;
+    const double beta = rules_[k].temperature->beta_after(acc[k].entropy());
+    if (beta != 1.0) {
+      acc[k] = OnlineAttention(beta, W);
+      again[k] = second_pass = true;
     }
   }
-  std::vector<std::size_t> full_rows;   // rule index per FullRow accumulator
+  std::vector<std::size_t> full_rows;   // rule index per full-row normaliser
   for (std::size_t k = 0; k < K; ++k)
-    if (rules_[k].kind == Rule::Kind::FullRow) full_rows.push_back(k);
+    if (!rules_[k].streams()) full_rows.push_back(k);
   ws.row_v.assign(full_rows.size() * W, 0.0);
   std::vector<std::vector<float>> full_p(full_rows.size());
   for (std::size_t f = 0; f < full_rows.size(); ++f) {
     full_p[f].resize(n);
-    rules_[full_rows[f]].full_row->forward(ws.row_e.data(), full_p[f].data(), 1, n);
+    rules_[full_rows[f]].normaliser->forward(ws.row_e.data(), full_p[f].data(), 1, n);
   }
 
   // Pass 2: the items again (the same chunks, so the same h and e bits).
@@ -192,8 +177,7 @@ SampleResult StreamingEvaluator::run(std::uint64_t key, std::size_t n, std::size
       const std::size_t count = std::min(C, n - first);
       item_chunk(first, count);
       for (std::size_t k = 0; k < K; ++k)
-        if (rules_[k].kind == Rule::Kind::Adaptive && adaptive_beta[k] != 1.0)
-          acc[k].add(ws.e.data(), ws.h.data(), count, ws.w.data());
+        if (again[k]) acc[k].add(ws.e.data(), ws.h.data(), count, ws.w.data());
       for (std::size_t f = 0; f < full_rows.size(); ++f) {
         nn::gemv(nn::Trans::Yes, count, W, 1.0f, ws.h.data(), full_p[f].data() + first, 0.0f, chunk_v.data());
         for (std::size_t j = 0; j < W; ++j) ws.row_v[f * W + j] += double(chunk_v[j]);
@@ -211,12 +195,12 @@ SampleResult StreamingEvaluator::run(std::uint64_t key, std::size_t n, std::size
   std::size_t f = 0;
   for (std::size_t k = 0; k < K; ++k) {
     NormaliserOutcome& o = result.outcomes[k];
-    if (rules_[k].kind == Rule::Kind::FullRow) {
+    if (!rules_[k].streams()) {
       const std::vector<float>& p = full_p[f];
       for (std::size_t j = 0; j < W; ++j) c[k * W + j] = float(ws.row_v[f * W + j]);
       o.entropy = norm::entropy(p.data(), n);
       o.weight_on_max = p[std::size_t(result.argmax)];
-      o.beta = rules_[k].full_row->spec().params.count("beta") ? rules_[k].full_row->spec().param("beta") : 1.0;
+      o.beta = 1.0;   // no temperature
       for (const auto& t : top.entries) o.map.push_back(p[t.index]);
       ++f;
     } else {

@@ -2,11 +2,13 @@
 // Evaluation of a trained max-retrieval model on sets of any size n (docs/science.md#max-retrieval; n = 2^20 and beyond)
 // with memory O(chunk), several head normalisers on the same samples (paired: they share the item
 // MLP pass). Items stream through ψ in chunks of `chunk_items`; per chunk e = h·u with the algebra of docs/science.md#max-retrieval
-// u = W_Kᵀ W_Q h_q/√d, and for each normaliser:
-//   softmax[:beta], ssmax (β = s·ln n): one online accumulation (online_attention.hpp);
-//   adaptive (docs/science.md#adaptive-temperature): the β = 1 accumulation of the first pass gives the entropy H and β(H); a
-//     second pass (items regenerated from the counter RNG) accumulates with β, unless β = 1;
-//   any other normaliser: the logits of the first pass are kept (O(n) floats, the one exception to
+// u = W_Kᵀ W_Q h_q/√d, and for each normaliser, by what it answers (never by its name):
+//   a temperature (the softmax family, normalisers/temperature.hpp) with β = beta(n) (softmax's β,
+//     ssmax's s·ln n): one online accumulation (online_attention.hpp);
+//   a temperature that needs the entropy pass (adaptive, docs/science.md#adaptive-temperature): the
+//     β = 1 accumulation of the first pass gives the entropy H and β = beta_after(H); a second pass
+//     (items regenerated from the counter RNG) accumulates with β, unless β = 1;
+//   no temperature: the logits of the first pass are kept (O(n) floats, the one exception to
 //     O(chunk) memory), the exact normaliser runs on the whole row, and a second pass accumulates
 //     Σ p_i h_i.
 // Then z = W_V Σ α_i h_i and φ(z) gives the prediction. Results are a function of the sample key,
@@ -29,7 +31,7 @@ struct NormaliserOutcome {
   std::array<float, kClasses> logits{};
   double entropy = 0.0;        // H(α) in nats
   double weight_on_max = 0.0;  // α of the highest-priority item
-  double beta = 1.0;           // inverse temperature applied (adaptive: β(H); ssmax: s·ln n; else the spec's)
+  double beta = 1.0;           // inverse temperature applied (adaptive: β(H); ssmax: s·ln n; 1 without a temperature)
   std::vector<double> map;     // α of the map_items highest-priority items, by decreasing priority
 };
 

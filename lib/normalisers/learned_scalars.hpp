@@ -1,14 +1,12 @@
 #pragma once
 // Learned normaliser scalars (docs/science.md#learned-scalars), defined once for every trainer.
-// Spec syntax: a parameter written `learn` instead of a number is trained —
-//   ssmax:s=learn              s itself,                     initial s = 1/ln(train length)
-//   entmax:alpha=learn         α = 1.01 + 0.99·sigmoid(a),   initial a = 0 (α = 1.505)
-//   asentmax:b=learn           b = softplus(b′),             initial b′ = 0 (b = ln 2)
-//   asentmax:gamma=learn       γ = 2·tanh(γ′),               initial γ′ = 0 (γ = 0)
-// (a number keeps the parameter fixed; asentmax may learn b, γ or both). A trainer stores the raw,
-// unconstrained value (s, a, b′, γ′) per head, applies no weight decay to it, and gets its gradient
-// from Normaliser::backward's grad_params times d value / d raw. bind() turns raw values back into
-// an ordinary fixed spec (for evaluation and for the model file's description).
+// A parameter written `learn` instead of a number is trained, e.g. ssmax:s=learn,
+// entmax:alpha=learn, asentmax:b=learn:gamma=learn (a number keeps it fixed). Which parameters may be
+// learned, their parameterisation raw -> value and their start values are the registry's
+// (registry.hpp, LearnableInfo; listed by `sharp-normalise --list`). A trainer stores the raw,
+// unconstrained value per head, applies no weight decay to it, and gets its gradient from
+// Normaliser::backward's grad_params times d value / d raw. bind() turns raw values back into an
+// ordinary fixed spec (for evaluation and for the model file's description).
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -26,7 +24,8 @@ struct LearnableSpec {
 };
 
 // Parses a spec that may say `learn` (throws sharp::BadInput naming the parameter when it cannot be
-// learned, and for every error parse_spec reports). train_length (>= 2) sets ssmax's initial s.
+// learned or is not a scalar, and for every error parse_spec reports). train_length sets start
+// values that depend on it (ssmax's s = 1/ln(train_length), which needs train_length >= 2).
 LearnableSpec parse_learnable_spec(std::string_view text, std::size_t train_length);
 
 // The raw value a learned parameter starts from, its constrained value, and d value / d raw.

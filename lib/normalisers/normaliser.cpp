@@ -169,6 +169,19 @@ static AdaptiveRowBeta adaptive_row_beta_any(const T* z, std::size_t n) {
   return {h, adaptive_beta(h)};
 }
 
+template <class T>
+static double row_beta_any(const Temperature& temperature, const T* z, std::size_t n) {
+  if (temperature.needs_entropy_pass())
+    return temperature.beta_after(softmax_row_entropy_statistics(z, n, 1.0, false, thread_workspace()).entropy());
+  std::size_t keys = n;
+  if (temperature.depends_on_keys())
+    for (std::size_t i = 0; i < n; ++i) keys -= !(static_cast<double>(z[i]) > -INFINITY);
+  return temperature.beta(keys);
+}
+
+double row_beta(const Temperature& temperature, const double* z, std::size_t n) { return row_beta_any(temperature, z, n); }
+double row_beta(const Temperature& temperature, const float* z, std::size_t n) { return row_beta_any(temperature, z, n); }
+
 AdaptiveRowBeta adaptive_row_beta(const double* z, std::size_t n) { return adaptive_row_beta_any(z, n); }
 AdaptiveRowBeta adaptive_row_beta(const float* z, std::size_t n) { return adaptive_row_beta_any(z, n); }
 

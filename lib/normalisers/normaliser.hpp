@@ -1,6 +1,7 @@
 #pragma once
 // The normaliser family (docs/science.md#remedies): one interface, built from a spec string, mapping a
-// batch of rows of logits to probabilities, forward and backward, for double and float.
+// batch of rows of logits to probabilities, forward and backward, for double and float. Each
+// normaliser is registered beside its class (registry.hpp); make_normaliser builds one by name.
 //
 // Shapes: z, p, v, grad_z are [rows, n] row-major (outputs must not alias inputs); grad_params is
 // [rows, P] with P = parameter_names().size() (one gradient per row, so callers that learn a shared
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "normalisers/spec.hpp"
+#include "normalisers/temperature.hpp"
 #include "normalisers/workspace.hpp"
 
 namespace sharp::norm {
@@ -33,6 +35,11 @@ class Normaliser {
   // The continuous parameters backward() differentiates, in grad_params order (e.g. {"beta"},
   // {"b", "gamma", "delta"}); empty for adaptive, topk, argmax, sparsemax, entmax15.
   virtual std::vector<std::string> parameter_names() const { return {}; }
+
+  // For the softmax family (p = softmax(β·z), softmax_family.hpp), the rule that gives β; nullptr
+  // for every other normaliser. Streaming evaluation and blockwise attention take exactly the
+  // normalisers that have one.
+  virtual const Temperature* temperature() const { return nullptr; }
 
   void forward(const double* z, double* p, std::size_t rows, std::size_t n) const;
   void forward(const float* z, float* p, std::size_t rows, std::size_t n) const;
@@ -89,6 +96,12 @@ std::unique_ptr<Normaliser> make_normaliser(std::string_view spec_text);
 // Entropy in nats of a probability row, 0 ln 0 = 0 (docs/science.md#notation), accumulated in double.
 double entropy(const double* p, std::size_t n);
 double entropy(const float* p, std::size_t n);
+
+// The β a softmax-family normaliser uses for one row (of n entries, -inf masked): its temperature's
+// beta(unmasked entries), or beta_after(H) of the row's entropy at β = 1 (computed as the normaliser
+// does, for float rows too).
+double row_beta(const Temperature& temperature, const double* z, std::size_t n);
+double row_beta(const Temperature& temperature, const float* z, std::size_t n);
 
 // The beta adaptive temperature uses for a row (docs/science.md#adaptive-temperature), and the entropy at beta = 1 behind it.
 struct AdaptiveRowBeta {

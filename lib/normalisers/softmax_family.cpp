@@ -1,10 +1,15 @@
-// softmax with temperature, SSMax (log-n scaling) and adaptive temperature (docs/science.md#temperature, #ssmax, #adaptive-temperature).
+// The softmax family (softmax_family.hpp): softmax with temperature, SSMax (log-n scaling) and
+// adaptive temperature (docs/science.md#temperature, #ssmax, #adaptive-temperature), and their
+// registry entries.
+#include "normalisers/softmax_family.hpp"
+
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
-#include "normalisers/adaptive_temperature.hpp"
-#include "normalisers/factories.hpp"
+#include "core/errors.hpp"
+#include "normalisers/implementation.hpp"
+#include "normalisers/registry.hpp"
 #include "normalisers/row_checks.hpp"
 #include "normalisers/softmax_kernels.hpp"
 #include "normalisers/softmax_lanes.hpp"
@@ -33,178 +38,173 @@ double softmax_backward_row(const double* z, const double* p, const double* v, d
   return dbeta;
 }
 
-namespace {
+}  // namespace sharp::norm::detail
 
-// Shared by the three: forward in both precisions, optionally splitting one long row across threads
-// (`parallel`: fixed blocks, so the result does not change).
-class SoftmaxFamily : public Normaliser {
- public:
-  using Normaliser::Normaliser;
+namespace sharp::norm {
 
- protected:
-  virtual void forward_impl(const double* z, double* p, std::size_t n, Workspace& ws, bool parallel) const = 0;
-  virtual void forward_impl(const float* z, float* p, std::size_t n, Workspace& ws, bool parallel) const = 0;
+SoftmaxFamily::SoftmaxFamily(Spec spec, Temperature temperature, std::string coefficient_parameter)
+    : Normaliser(std::move(spec)), temperature_(temperature), coefficient_parameter_(std::move(coefficient_parameter)) {}
 
-  void forward_row(const double* z, double* p, std::size_t n, Workspace& ws) const override {
-    forward_impl(z, p, n, ws, false);
-  }
-  void forward_row(const float* z, float* p, std::size_t n, Workspace& ws) const override {
-    forward_impl(z, p, n, ws, false);
-  }
-  bool splits_long_rows() const override { return true; }
+std::vector<std::string> SoftmaxFamily::parameter_names() const {
+  if (coefficient_parameter_.empty()) return {};
+  return {coefficient_parameter_};
+}
 
-  // Members with a lane kernel for short rows (softmax_lanes.hpp) say how it runs: a fixed beta, or
-  // each row's adaptive beta. The default: none (rows one at a time).
-  struct LaneMode {
-    bool available = false;
-    double beta = 1.0;
-    bool adaptive = false;
-  };
-  virtual LaneMode lane_mode() const { return {}; }
-  std::size_t lane_row_limit() const override { return lane_mode().available ? kLaneRowMax : 0; }
-  void forward_lane_groups(const double* z, double* p, std::size_t rows, std::size_t n, std::size_t first,
-                           std::size_t last, unsigned char* bad) const override {
-    const LaneMode m = lane_mode();
-    softmax_lane_groups(z, p, rows, n, first, last, m.beta, m.adaptive, bad);
-  }
-  void forward_lane_groups(const float* z, float* p, std::size_t rows, std::size_t n, std::size_t first,
-                           std::size_t last, unsigned char* bad) const override {
-    const LaneMode m = lane_mode();
-    softmax_lane_groups(z, p, rows, n, first, last, m.beta, m.adaptive, bad);
-  }
-  void forward_long_row(const double* z, double* p, std::size_t n, Workspace& ws) const override {
-    forward_impl(z, p, n, ws, true);
-  }
-  void forward_long_row(const float* z, float* p, std::size_t n, Workspace& ws) const override {
-    forward_impl(z, p, n, ws, true);
-  }
-};
+void SoftmaxFamily::parameter_gradients(double dbeta, std::size_t keys, double* grad_params) const {
+  if (!coefficient_parameter_.empty()) grad_params[0] = dbeta * temperature_.beta_derivative(keys);
+}
 
-// softmax(beta z), docs/science.md#temperature.
-class Softmax final : public SoftmaxFamily {
- public:
-  explicit Softmax(const Spec& spec) : SoftmaxFamily(spec), beta_(spec.param("beta")) {}
-  std::vector<std::string> parameter_names() const override { return {"beta"}; }
-
- protected:
-  template <class T>
-  void impl(const T* z, T* p, std::size_t n, Workspace& ws, bool parallel) const {
-    softmax_weights(z, p, n, beta_, parallel, ws);
-  }
-  void forward_impl(const double* z, double* p, std::size_t n, Workspace& ws, bool par) const override {
-    impl(z, p, n, ws, par);
-  }
-  void forward_impl(const float* z, float* p, std::size_t n, Workspace& ws, bool par) const override {
-    impl(z, p, n, ws, par);
-  }
-  void backward_row(const double* z, const double* p, const double* v, double* grad_z,
-                    double* grad_params, std::size_t n, Workspace&) const override {
-    const double dbeta = softmax_backward_row(z, p, v, grad_z, n, beta_);
-    if (grad_params) grad_params[0] = dbeta;
-  }
-  LaneMode lane_mode() const override { return {true, beta_, false}; }
-
- private:
-  double beta_;
-};
-
-// Scalable-Softmax: softmax(s ln(n) z) with n the number of unmasked entries (docs/science.md#ssmax).
-class Ssmax final : public SoftmaxFamily {
- public:
-  explicit Ssmax(const Spec& spec) : SoftmaxFamily(spec), s_(spec.param("s")) {}
-  std::vector<std::string> parameter_names() const override { return {"s"}; }
-
- protected:
-  template <class T>
-  void impl(const T* z, T* p, std::size_t n, Workspace& ws, bool parallel) const {
-    const RowScan scan = scan_row(z, n);
-    if (scan.unmasked == 1) {   // ln 1 = 0: all weight on the one unmasked entry
-      for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<double>(z[i]) > -INFINITY ? T(1) : T(0);
-      return;
-    }
-    softmax_weights(z, p, n, s_ * std::log(static_cast<double>(scan.unmasked)), parallel, ws);
-  }
-  void forward_impl(const double* z, double* p, std::size_t n, Workspace& ws, bool par) const override {
-    impl(z, p, n, ws, par);
-  }
-  void forward_impl(const float* z, float* p, std::size_t n, Workspace& ws, bool par) const override {
-    impl(z, p, n, ws, par);
-  }
-  void backward_row(const double* z, const double* p, const double* v, double* grad_z,
-                    double* grad_params, std::size_t n, Workspace&) const override {
-    const double log_n = std::log(static_cast<double>(scan_row(z, n).unmasked));
-    const double dbeta = softmax_backward_row(z, p, v, grad_z, n, s_ * log_n);
-    if (grad_params) grad_params[0] = dbeta * log_n;   // d beta / d s = ln n
-  }
-
- private:
-  double s_;
-};
-
-// Adaptive temperature (docs/science.md#adaptive-temperature): H = entropy of softmax(z); p = softmax(beta(H) z).
+// The entropy-driven rule (docs/science.md#adaptive-temperature): H = entropy of softmax(z); p = softmax(beta(H) z).
 // The first pass computes the statistics at beta = 1 (float rows: in double lanes with an exp to 12
 // digits, as the entropy must be good to ~1e-10: block_kernels.hpp, FloatLanes::kTwelveDigits), the
 // second softmax(beta z) (float rows: in float lanes). Double rows, and float rows longer than
-// kAdaptiveTermsRow, store the first pass's terms and normalise them when they are the answer
+// kEntropyTermsRow, store the first pass's terms and normalise them when they are the answer
 // (beta = 1); shorter float rows store nothing in the first pass and take the float-lane pass at
 // beta = 1 too. Measured on 1024-entry float rows: storing costs the first pass 20%, more than the
 // beta = 1 rows save unless they are a quarter of all rows; long rows, whose passes cost their
 // memory traffic, pass the clamp at H = 5.94 as soon as their weight spreads over 380 entries.
-class Adaptive final : public SoftmaxFamily {
- public:
-  using SoftmaxFamily::SoftmaxFamily;
-
- protected:
-  static constexpr std::size_t kAdaptiveTermsRow = std::size_t(1) << 16;
-
-  template <class T>
-  void impl(const T* z, T* p, std::size_t n, Workspace& ws, bool parallel) const {
-    if (std::is_same_v<T, float> && n <= kAdaptiveTermsRow) {
+// The rule log_keys (SSMax, docs/science.md#ssmax): beta = s ln(n), n the unmasked entries.
+template <class T>
+void SoftmaxFamily::impl(const T* z, T* p, std::size_t n, Workspace& ws, bool parallel) const {
+  constexpr std::size_t kEntropyTermsRow = std::size_t(1) << 16;
+  const Temperature& t = temperature_;
+  if (t.needs_entropy_pass()) {
+    if (std::is_same_v<T, float> && n <= kEntropyTermsRow) {
       const OnlineSoftmax<> at_one = softmax_row_entropy_statistics(z, n, 1.0, parallel, ws);
-      softmax_weights(z, p, n, adaptive_beta(at_one.entropy()), parallel, ws);
+      softmax_weights(z, p, n, t.beta_after(at_one.entropy()), parallel, ws);
       return;
     }
     const OnlineSoftmax<> at_one = softmax_terms(z, p, n, 1.0, parallel, ws);
-    const double beta = adaptive_beta(at_one.entropy());
+    const double beta = t.beta_after(at_one.entropy());
     if (beta == 1.0) {
       normalise_terms(p, n, 1.0, at_one, parallel, ws);
     } else {
       softmax_weights(z, p, n, beta, parallel, ws);
     }
+    return;
   }
-  void forward_impl(const double* z, double* p, std::size_t n, Workspace& ws, bool par) const override {
-    impl(z, p, n, ws, par);
-  }
-  void forward_impl(const float* z, float* p, std::size_t n, Workspace& ws, bool par) const override {
-    impl(z, p, n, ws, par);
-  }
-  LaneMode lane_mode() const override { return {true, 1.0, true}; }
-  // grad_z = beta p (v - <p,v>) + (dL/dbeta) beta'(H) dH/dz, with dL/dbeta as for softmax and
-  // dH/dz_j = -q_j (z_j - E_q z) for q = softmax(z) (the entropy's gradient at beta = 1).
-  void backward_row(const double* z, const double* p, const double* v, double* grad_z,
-                    double*, std::size_t n, Workspace& ws) const override {
-    double* q = ws.doubles(0, n);
-    const OnlineSoftmax<> at_one = softmax_row(z, q, n, 1.0, false, ws);
-    const double h = at_one.entropy();
-    const double beta = adaptive_beta(h);
-    const double dbeta = softmax_backward_row(z, p, v, grad_z, n, beta);
-    const double slope = adaptive_beta_derivative(h);
-    if (slope == 0.0) return;
-    const double dh = dbeta * slope;   // dL/dH
-    double mean = 0.0;                 // E_q (z - max z)
-    for (std::size_t i = 0; i < n; ++i) {
-      if (q[i] > 0.0) mean += q[i] * (z[i] - at_one.max);
+  if (t.depends_on_keys()) {
+    const RowScan scan = scan_row(z, n);
+    if (scan.unmasked == 1) {   // one unmasked entry takes all the weight (ln 1 = 0 for SSMax)
+      for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<double>(z[i]) > -INFINITY ? T(1) : T(0);
+      return;
     }
-    for (std::size_t i = 0; i < n; ++i) {
-      if (q[i] > 0.0) grad_z[i] -= dh * q[i] * ((z[i] - at_one.max) - mean);
-    }
+    softmax_weights(z, p, n, t.beta(scan.unmasked), parallel, ws);
+    return;
   }
-};
+  softmax_weights(z, p, n, t.beta(n), parallel, ws);
+}
+
+void SoftmaxFamily::forward_row(const double* z, double* p, std::size_t n, Workspace& ws) const {
+  impl(z, p, n, ws, false);
+}
+void SoftmaxFamily::forward_row(const float* z, float* p, std::size_t n, Workspace& ws) const {
+  impl(z, p, n, ws, false);
+}
+void SoftmaxFamily::forward_long_row(const double* z, double* p, std::size_t n, Workspace& ws) const {
+  impl(z, p, n, ws, true);
+}
+void SoftmaxFamily::forward_long_row(const float* z, float* p, std::size_t n, Workspace& ws) const {
+  impl(z, p, n, ws, true);
+}
+
+// The lane kernel takes one beta for a group, or each row's adaptive beta: not a beta that depends
+// on each row's masked entries.
+std::size_t SoftmaxFamily::lane_row_limit() const { return temperature_.depends_on_keys() ? 0 : kLaneRowMax; }
+
+template <class T>
+void SoftmaxFamily::lane_groups(const T* z, T* p, std::size_t rows, std::size_t n, std::size_t first,
+                                std::size_t last, unsigned char* bad) const {
+  const bool entropy = temperature_.needs_entropy_pass();
+  softmax_lane_groups(z, p, rows, n, first, last, temperature_.beta(n), entropy, bad);
+}
+void SoftmaxFamily::forward_lane_groups(const double* z, double* p, std::size_t rows, std::size_t n,
+                                        std::size_t first, std::size_t last, unsigned char* bad) const {
+  lane_groups(z, p, rows, n, first, last, bad);
+}
+void SoftmaxFamily::forward_lane_groups(const float* z, float* p, std::size_t rows, std::size_t n,
+                                        std::size_t first, std::size_t last, unsigned char* bad) const {
+  lane_groups(z, p, rows, n, first, last, bad);
+}
+
+// grad_z = beta p (v - <p,v>), and for the entropy-driven rule + (dL/dbeta) beta'(H) dH/dz, with
+// dL/dbeta as for softmax and dH/dz_j = -q_j (z_j - E_q z) for q = softmax(z) (the entropy's
+// gradient at beta = 1).
+void SoftmaxFamily::backward_row(const double* z, const double* p, const double* v, double* grad_z,
+                                 double* grad_params, std::size_t n, Workspace& ws) const {
+  using detail::softmax_backward_row;
+  const Temperature& t = temperature_;
+  if (!t.needs_entropy_pass()) {
+    const std::size_t keys = t.depends_on_keys() ? scan_row(z, n).unmasked : n;
+    const double dbeta = softmax_backward_row(z, p, v, grad_z, n, t.beta(keys));
+    if (grad_params) parameter_gradients(dbeta, keys, grad_params);
+    return;
+  }
+  double* q = ws.doubles(0, n);
+  const OnlineSoftmax<> at_one = softmax_row(z, q, n, 1.0, false, ws);
+  const double h = at_one.entropy();
+  const double dbeta = softmax_backward_row(z, p, v, grad_z, n, t.beta_after(h));
+  if (grad_params) parameter_gradients(dbeta, n, grad_params);
+  const double slope = t.beta_after_derivative(h);
+  if (slope == 0.0) return;
+  const double dh = dbeta * slope;   // dL/dH
+  double mean = 0.0;                 // E_q (z - max z)
+  for (std::size_t i = 0; i < n; ++i) {
+    if (q[i] > 0.0) mean += q[i] * (z[i] - at_one.max);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (q[i] > 0.0) grad_z[i] -= dh * q[i] * ((z[i] - at_one.max) - mean);
+  }
+}
+
+namespace {
+
+std::unique_ptr<Normaliser> softmax_with(const Spec& spec, Temperature t, std::string parameter = {}) {
+  return std::make_unique<SoftmaxFamily>(spec, t, std::move(parameter));
+}
+
+// docs/science.md#temperature
+const NormaliserRegistration kSoftmax{{
+    .name = "softmax",
+    .formula = "p = softmax(β·z)",
+    .section = "temperature",
+    .example = "softmax:beta=2",
+    .parameters = {{"beta", 1.0, ParameterRange::above(0.0), "inverse temperature"}},
+    .aliases = {{"theta", "beta", ParameterRange::above(0.0), [](double theta) { return 1.0 / theta; }}},
+    .make = [](const Spec& s) { return softmax_with(s, Temperature::fixed(s.param("beta")), "beta"); },
+}};
+
+// docs/science.md#adaptive-temperature
+const NormaliserRegistration kAdaptive{{
+    .name = "adaptive",
+    .formula = "p = softmax(β(H)·z), H the entropy of softmax(z)",
+    .section = "adaptive-temperature",
+    .example = "adaptive",
+    .make = [](const Spec& s) { return softmax_with(s, Temperature::adaptive()); },
+}};
+
+// docs/science.md#ssmax; learned s: docs/science.md#learned-scalars.
+const NormaliserRegistration kSsmax{{
+    .name = "ssmax",
+    .formula = "p = softmax(s·ln(n)·z)",
+    .section = "ssmax",
+    .example = "ssmax:s=0.43",
+    .parameters = {{"s", std::nullopt, ParameterRange::above(0.0), "scale of ln n"}},
+    .learnable = {{
+        .key = "s",
+        .parameterisation = "`s` directly",
+        .start = "`s₀ = 1/ln(train length)`, so `s·ln n = 1` at the training length",
+        .initial_raw =
+            [](std::size_t length) {
+              if (length < 2) throw BadInput("ssmax:s=learn needs a training length >= 2 (initial s = 1/ln(length))");
+              return 1.0 / std::log(double(length));
+            },
+        .value = [](double raw) { return raw; },
+        .derivative = [](double) { return 1.0; },
+    }},
+    .make = [](const Spec& s) { return softmax_with(s, Temperature::log_keys(s.param("s")), "s"); },
+}};
 
 }  // namespace
 
-std::unique_ptr<Normaliser> make_softmax(const Spec& spec) { return std::make_unique<Softmax>(spec); }
-std::unique_ptr<Normaliser> make_ssmax(const Spec& spec) { return std::make_unique<Ssmax>(spec); }
-std::unique_ptr<Normaliser> make_adaptive(const Spec& spec) { return std::make_unique<Adaptive>(spec); }
-
-}  // namespace sharp::norm::detail
+}  // namespace sharp::norm

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <limits>
 
-#include "normalisers/factories.hpp"
+#include "core/errors.hpp"
+#include "normalisers/implementation.hpp"
+#include "normalisers/registry.hpp"
 #include "normalisers/row_checks.hpp"
 #include "normalisers/simd_io.hpp"
 #include "normalisers/sparse_thresholds.hpp"
@@ -217,11 +219,78 @@ class Asentmax final : public TemplatedForward<Asentmax> {
   double b_, gamma_, delta_;
 };
 
-}  // namespace
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double softplus(double x) { return x > 30.0 ? x : std::log1p(std::exp(x)); }
 
-std::unique_ptr<Normaliser> make_sparsemax(const Spec& spec) { return std::make_unique<Sparsemax>(spec); }
-std::unique_ptr<Normaliser> make_entmax15(const Spec& spec) { return std::make_unique<Entmax15>(spec); }
-std::unique_ptr<Normaliser> make_entmax(const Spec& spec) { return std::make_unique<Entmax>(spec); }
-std::unique_ptr<Normaliser> make_asentmax(const Spec& spec) { return std::make_unique<Asentmax>(spec); }
+const NormaliserRegistration kSparsemax{{
+    .name = "sparsemax",
+    .formula = "p = [z − τ]₊, Σ p = 1 (projection onto the simplex)",
+    .section = "sparsemax",
+    .example = "sparsemax",
+    .make = [](const Spec& s) { return std::make_unique<Sparsemax>(s); },
+}};
+
+const NormaliserRegistration kEntmax15{{
+    .name = "entmax15",
+    .formula = "α-entmax with α = 1.5 (exact, sort-based)",
+    .section = "entmax",
+    .example = "entmax15",
+    .make = [](const Spec& s) { return std::make_unique<Entmax15>(s); },
+}};
+
+const NormaliserRegistration kEntmax{{
+    .name = "entmax",
+    .formula = "p = [(α − 1)·z − τ]₊^{1/(α−1)}, Σ p = 1",
+    .section = "entmax",
+    .example = "entmax:alpha=1.25",
+    .parameters = {{"alpha", std::nullopt, ParameterRange::above(1.0).at_most(2.0), "α (2: sparsemax)"}},
+    .learnable = {{
+        .key = "alpha",
+        .parameterisation = "`α = 1.01 + 0.99·sigmoid(a)`, in `(1.01, 2)`",
+        .start = "`a₀ = 0` (`α₀ = 1.505`)",
+        .initial_raw = [](std::size_t) { return 0.0; },
+        .value = [](double raw) { return 1.01 + 0.99 * sigmoid(raw); },
+        .derivative = [](double raw) { return 0.99 * sigmoid(raw) * (1.0 - sigmoid(raw)); },
+    }},
+    .make = [](const Spec& s) { return std::make_unique<Entmax>(s); },
+}};
+
+const NormaliserRegistration kAsentmax{{
+    .name = "asentmax",
+    .formula = "p = entmax15((δ + b·(ln n)^γ)·z)",
+    .section = "asentmax",
+    .example = "asentmax:b=0.5:gamma=1",
+    .parameters = {{"b", std::nullopt, ParameterRange::at_least(0.0), "scale of (ln n)^γ"},
+                   {"gamma", std::nullopt, ParameterRange::finite(), "power of ln n"},
+                   {"delta", 1.0, ParameterRange::at_least(0.0), "offset δ"}},
+    .learnable = {{
+                      .key = "b",
+                      .parameterisation = "`b = softplus(b′) = ln(1 + e^{b′})`, `b > 0`",
+                      .start = "`b′₀ = 0` (`b₀ = ln 2`)",
+                      .initial_raw = [](std::size_t) { return 0.0; },
+                      .value = [](double raw) { return softplus(raw); },
+                      .derivative = [](double raw) { return sigmoid(raw); },
+                  },
+                  {
+                      .key = "gamma",
+                      .parameterisation = "`γ = 2·tanh(γ′)`, in `(−2, 2)`",
+                      .start = "`γ′₀ = 0` (`γ₀ = 0`)",
+                      .initial_raw = [](std::size_t) { return 0.0; },
+                      .value = [](double raw) { return 2.0 * std::tanh(raw); },
+                      .derivative =
+                          [](double raw) {
+                            const double t = std::tanh(raw);
+                            return 2.0 * (1.0 - t * t);
+                          },
+                  }},
+    .check =
+        [](const Spec& s) {
+          if (s.param("b") + s.param("delta") <= 0.0)
+            throw BadInput("normaliser 'asentmax': b and delta are both 0 (allowed: b + delta > 0)");
+        },
+    .make = [](const Spec& s) { return std::make_unique<Asentmax>(s); },
+}};
+
+}  // namespace
 
 }  // namespace sharp::norm::detail

@@ -2,65 +2,19 @@
 
 #include <charconv>
 #include <cmath>
-#include <functional>
-#include <limits>
 #include <stdexcept>
 
 #include "core/errors.hpp"
+#include "normalisers/registry.hpp"
 
 namespace sharp::norm {
 namespace {
 
-// One declared parameter: its name, default (NaN = required), the allowed range as text for error
-// messages, and the range check itself.
-struct ParamDecl {
-  std::string key;
-  double default_value;
-  std::string allowed;
-  std::function<bool(double)> valid;
-};
-
-struct NameDecl {
-  std::string name;
-  std::vector<ParamDecl> params;
-};
-
-constexpr double kRequired = std::numeric_limits<double>::quiet_NaN();
-
-bool positive(double x) { return x > 0.0; }
-bool nonnegative(double x) { return x >= 0.0; }
-bool any_finite(double) { return true; }
-
-const std::vector<NameDecl>& declarations() {
-  static const std::vector<NameDecl> decls = {
-      {"softmax", {{"beta", 1.0, "beta > 0", positive}}},   // theta=T is accepted as beta=1/T
-      {"adaptive", {}},
-      {"ssmax", {{"s", kRequired, "s > 0", positive}}},
-      {"topk", {{"k", kRequired, "k an integer >= 1",
-                 [](double k) { return k >= 1.0 && k == std::floor(k) && k <= 9.0e15; }}}},
-      {"argmax", {}},
-      {"sparsemax", {}},
-      {"entmax15", {}},
-      {"entmax", {{"alpha", kRequired, "1 < alpha <= 2", [](double a) { return a > 1.0 && a <= 2.0; }}}},
-      {"asentmax", {{"b", kRequired, "b >= 0", nonnegative},
-                    {"gamma", kRequired, "gamma finite", any_finite},
-                    {"delta", 1.0, "delta >= 0", nonnegative}}},
-      {"stieltjes", {{"q", kRequired, "q >= 1", [](double q) { return q >= 1.0; }}}},
-  };
-  return decls;
-}
-
-std::string join_names() {
+std::string allowed_keys(const NormaliserEntry& entry) {
+  if (entry.parameters.empty()) return "none";
   std::string out;
-  for (const auto& d : declarations()) out += (out.empty() ? "" : ", ") + d.name;
-  return out;
-}
-
-std::string allowed_keys(const NameDecl& decl) {
-  if (decl.params.empty()) return "none";
-  std::string out;
-  for (const auto& p : decl.params) out += (out.empty() ? "" : ", ") + p.key;
-  if (decl.name == "softmax") out += " (or theta)";
+  for (const ParameterInfo& p : entry.parameters) out += (out.empty() ? "" : ", ") + p.key;
+  for (const ParameterAlias& a : entry.aliases) out += " (or " + a.key + ")";
   return out;
 }
 
@@ -97,31 +51,29 @@ double Spec::param(const std::string& key) const {
   return it->second;
 }
 
-const std::vector<std::string>& normaliser_names() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> v;
-    for (const auto& d : declarations()) v.push_back(d.name);
-    return v;
-  }();
+std::vector<std::string> normaliser_names() {
+  std::vector<std::string> names;
+  for (const NormaliserEntry* e : normaliser_entries()) names.push_back(e->name);
   return names;
 }
 
-Spec parse_spec(std::string_view text) {
+namespace detail {
+
+Spec parse_spec_text(std::string_view text, const LearnedValue& learned) {
   text = trim(text);
   const std::string whole(text);
   const std::size_t colon = text.find(':');
   const std::string name(trim(text.substr(0, colon)));
-  const NameDecl* decl = nullptr;
-  for (const auto& d : declarations()) {
-    if (d.name == name) decl = &d;
-  }
-  if (decl == nullptr) {
-    throw BadInput("unknown normaliser '" + name + "' in spec '" + whole + "' (allowed: " + join_names() + ")");
+  const NormaliserEntry* entry = find_normaliser(name);
+  if (entry == nullptr) {
+    throw BadInput("unknown normaliser '" + name + "' in spec '" + whole + "' (allowed: " + normaliser_names_text() +
+                   ")");
   }
 
   Spec spec;
   spec.name = name;
   std::map<std::string, double> given;
+  std::map<std::string, bool> is_learned;
   std::string_view rest = colon == std::string_view::npos ? std::string_view() : text.substr(colon + 1);
   while (colon != std::string_view::npos) {
     const std::size_t next = rest.find(':');
@@ -129,24 +81,35 @@ Spec parse_spec(std::string_view text) {
     const std::size_t eq = item.find('=');
     if (eq == std::string_view::npos) {
       throw BadInput("normaliser '" + name + "': expected key=value, got '" + std::string(item) +
-                     "' (parameters: " + allowed_keys(*decl) + ")");
+                     "' (parameters: " + allowed_keys(*entry) + ")");
     }
     std::string key(trim(item.substr(0, eq)));
-    const bool theta_alias = (name == "softmax" && key == "theta");
-    bool known = theta_alias;
-    for (const auto& p : decl->params) known = known || p.key == key;
-    if (!known) {
-      throw BadInput("normaliser '" + name + "': unknown parameter '" + key + "' (parameters: " +
-                     allowed_keys(*decl) + ")");
-    }
-    double value = parse_number(name, key, trim(item.substr(eq + 1)));
-    if (theta_alias) {
-      if (!(value > 0.0)) {
-        throw BadInput("normaliser 'softmax': parameter theta=" + shortest(value) +
-                       " out of range (allowed: theta > 0)");
+    const std::string_view value_text = trim(item.substr(eq + 1));
+    double value = 0.0;
+    if (learned && value_text == "learn") {
+      const LearnableInfo* learnable = entry->learnable_parameter(key);
+      if (learnable == nullptr)
+        throw BadInput("normaliser '" + whole + "': parameter '" + key + "' cannot be learned (learnable: " +
+                       learnable_parameters_text() + ")");
+      value = learned(*entry, *learnable);
+      is_learned[key] = true;
+    } else {
+      const ParameterAlias* alias = nullptr;
+      for (const ParameterAlias& a : entry->aliases)
+        if (a.key == key) alias = &a;
+      if (alias == nullptr && entry->parameter(key) == nullptr) {
+        throw BadInput("normaliser '" + name + "': unknown parameter '" + key + "' (parameters: " +
+                       allowed_keys(*entry) + ")");
       }
-      key = "beta";
-      value = 1.0 / value;
+      value = parse_number(name, key, value_text);
+      if (alias != nullptr) {
+        if (!alias->range.contains(value)) {
+          throw BadInput("normaliser '" + name + "': parameter " + key + "=" + shortest(value) +
+                         " out of range (allowed: " + alias->range.text(key) + ")");
+        }
+        key = alias->target;
+        value = alias->to_target(value);
+      }
     }
     if (given.count(key) != 0) {
       throw BadInput("normaliser '" + name + "': parameter " + key + " given twice in '" + whole + "'");
@@ -156,23 +119,25 @@ Spec parse_spec(std::string_view text) {
     rest = rest.substr(next + 1);
   }
 
-  for (const auto& p : decl->params) {
+  for (const ParameterInfo& p : entry->parameters) {
     auto it = given.find(p.key);
-    double value = it != given.end() ? it->second : p.default_value;
-    if (std::isnan(value)) {
-      throw BadInput("normaliser '" + name + "': missing parameter " + p.key + " (" + p.allowed + ")");
+    if (it == given.end() && !p.default_value) {
+      throw BadInput("normaliser '" + name + "': missing parameter " + p.key + " (" + p.range.text(p.key) + ")");
     }
-    if (!p.valid(value)) {
+    const double value = it != given.end() ? it->second : *p.default_value;
+    if (!is_learned[p.key] && !p.range.contains(value)) {
       throw BadInput("normaliser '" + name + "': parameter " + p.key + "=" + shortest(value) +
-                     " out of range (allowed: " + p.allowed + ")");
+                     " out of range (allowed: " + p.range.text(p.key) + ")");
     }
     spec.params[p.key] = value;
   }
-  if (name == "asentmax" && spec.params["b"] + spec.params["delta"] <= 0.0) {
-    throw BadInput("normaliser 'asentmax': b and delta are both 0 (allowed: b + delta > 0)");
-  }
+  if (entry->check) entry->check(spec);
   return spec;
 }
+
+}  // namespace detail
+
+Spec parse_spec(std::string_view text) { return detail::parse_spec_text(text, {}); }
 
 std::vector<Spec> parse_spec_list(std::string_view text) {
   const std::string whole(text);
@@ -190,12 +155,11 @@ std::vector<Spec> parse_spec_list(std::string_view text) {
 
 std::string format_spec(const Spec& spec) {
   std::string out = spec.name;
-  for (const auto& d : declarations()) {
-    if (d.name != spec.name) continue;
-    for (const auto& p : d.params) {
-      auto it = spec.params.find(p.key);
-      if (it != spec.params.end()) out += ":" + p.key + "=" + shortest(it->second);
-    }
+  const NormaliserEntry* entry = find_normaliser(spec.name);
+  if (entry == nullptr) return out;
+  for (const ParameterInfo& p : entry->parameters) {
+    auto it = spec.params.find(p.key);
+    if (it != spec.params.end()) out += ":" + p.key + "=" + shortest(it->second);
   }
   return out;
 }

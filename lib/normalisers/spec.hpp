@@ -1,7 +1,9 @@
 #pragma once
 // Normaliser specs (docs/science.md#remedies): `name[:key=value[:key=value]]`, lists
 // comma-separated. Parsing validates names, parameter names and ranges up front, so a bad spec is a
-// sharp::BadInput (exit status 2) before any work starts.
+// sharp::BadInput (exit status 2) before any work starts. The names, parameters, defaults and ranges
+// are the registry's (registry.hpp).
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -10,7 +12,7 @@
 namespace sharp::norm {
 
 struct Spec {
-  std::string name;                       // canonical name: softmax, adaptive, ssmax, topk, ...
+  std::string name;                       // a registered name (registry.hpp)
   std::map<std::string, double> params;   // every parameter of `name`, defaults filled in
 
   double param(const std::string& key) const;   // throws std::out_of_range if absent
@@ -19,9 +21,8 @@ struct Spec {
 
 // Parses one spec. Throws sharp::BadInput naming the problem and what is allowed:
 // unknown name or parameter, a repeated or missing parameter, a value that is not a finite number,
-// or a value out of range (beta > 0, theta > 0, s > 0, k integer >= 1, 1 < alpha <= 2,
-// b >= 0, delta >= 0 with b + delta > 0, gamma finite, q >= 1).
-// `theta=T` is stored as beta = 1/T; `argmax` stays its own name (it is topk with k = 1).
+// a value out of its registered range, or a failed check across parameters (asentmax: b + delta > 0).
+// An alias is stored as its target (softmax's `theta=T` as beta = 1/T).
 Spec parse_spec(std::string_view text);
 
 // Comma-separated list of specs (spaces around items are ignored; an empty item is an error).
@@ -31,7 +32,16 @@ std::vector<Spec> parse_spec_list(std::string_view text);
 // (parse_spec(format_spec(s)) == s).
 std::string format_spec(const Spec& spec);
 
-// Every normaliser name, in the order of the list in docs/science.md#remedies (for help texts and error messages).
-const std::vector<std::string>& normaliser_names();
+// Every registered normaliser name, sorted (for help texts and error messages).
+std::vector<std::string> normaliser_names();
+
+struct NormaliserEntry;
+struct LearnableInfo;
+namespace detail {
+// parse_spec, except that where `learned` is set a learnable parameter may be written `learn`: its
+// value is then learned(entry, parameter) and not range-checked (learned_scalars.cpp).
+using LearnedValue = std::function<double(const NormaliserEntry&, const LearnableInfo&)>;
+Spec parse_spec_text(std::string_view text, const LearnedValue& learned);
+}  // namespace detail
 
 }  // namespace sharp::norm

@@ -9,7 +9,8 @@
 
 #include "core/errors.hpp"
 #include "core/simd_exp.hpp"
-#include "normalisers/factories.hpp"
+#include "normalisers/implementation.hpp"
+#include "normalisers/registry.hpp"
 #include "normalisers/row_checks.hpp"
 #include "normalisers/simd_io.hpp"
 #include "normalisers/sparse_thresholds.hpp"
@@ -131,9 +132,16 @@ class Stieltjes final : public TemplatedForward<Stieltjes> {
   double q_;
 };
 
-}  // namespace
+const NormaliserRegistration kStieltjes{{
+    .name = "stieltjes",
+    .formula = "p_i = (λ − z_i)^(−q), λ > max z with Σ p = 1",
+    .section = "stieltjes",
+    .example = "stieltjes:q=4",
+    .parameters = {{"q", std::nullopt, ParameterRange::at_least(1.0), "order"}},
+    .make = [](const Spec& s) { return std::make_unique<Stieltjes>(s); },
+}};
 
-std::unique_ptr<Normaliser> make_stieltjes(const Spec& spec) { return std::make_unique<Stieltjes>(spec); }
+}  // namespace
 
 }  // namespace detail
 }  // namespace sharp::norm

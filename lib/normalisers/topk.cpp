@@ -4,7 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "normalisers/factories.hpp"
+#include "normalisers/implementation.hpp"
+#include "normalisers/registry.hpp"
 #include "normalisers/row_checks.hpp"
 #include "normalisers/simd_io.hpp"
 #include "normalisers/softmax_kernels.hpp"
@@ -16,8 +17,7 @@ class TopK final : public TemplatedForward<TopK> {
   static constexpr std::size_t kSmallK = 64;   // up to here a sorted list beats nth_element
 
  public:
-  explicit TopK(const Spec& spec)
-      : TemplatedForward(spec), k_(spec.name == "argmax" ? 1 : static_cast<std::size_t>(spec.param("k"))) {}
+  TopK(const Spec& spec, std::size_t k) : TemplatedForward(spec), k_(k) {}
 
   template <class T>
   void impl(const T* z, T* p, std::size_t n, Workspace& ws) const {
@@ -113,8 +113,23 @@ class TopK final : public TemplatedForward<TopK> {
   std::size_t k_;
 };
 
-}  // namespace
+const NormaliserRegistration kTopK{{
+    .name = "topk",
+    .formula = "softmax over the k largest logits, 0 elsewhere",
+    .section = "top-k",
+    .example = "topk:k=3",
+    .parameters = {{"k", std::nullopt, ParameterRange::integer_at_least(1.0), "entries kept"}},
+    .make = [](const Spec& s) { return std::make_unique<TopK>(s, static_cast<std::size_t>(s.param("k"))); },
+}};
 
-std::unique_ptr<Normaliser> make_topk(const Spec& spec) { return std::make_unique<TopK>(spec); }
+const NormaliserRegistration kArgmax{{
+    .name = "argmax",
+    .formula = "one-hot at the first maximum (topk with k = 1)",
+    .section = "top-k",
+    .example = "argmax",
+    .make = [](const Spec& s) { return std::make_unique<TopK>(s, 1); },
+}};
+
+}  // namespace
 
 }  // namespace sharp::norm::detail

@@ -8,7 +8,6 @@
 
 #include "core/online_softmax.hpp"
 #include "nn/gemm.hpp"
-#include "normalisers/adaptive_temperature.hpp"
 #include "transformer/parallel_items.hpp"
 
 namespace sharp::transformer {
@@ -41,15 +40,8 @@ AttentionRowStats attention_row_stats(const T* z, const T* p, std::size_t k, con
   logits.rescale_to(zmax);
   for (std::size_t j = 0; j < k; ++j) logits.add(double(z[j]));
   s.entropy_before_beta = logits.entropy();
-  const norm::Spec& spec = normaliser.spec();
-  if (spec.name == "softmax")
-    s.beta = spec.param("beta");
-  else if (spec.name == "adaptive")
-    s.beta = norm::adaptive_row_beta(z, k).beta;
-  else if (spec.name == "ssmax")
-    s.beta = spec.param("s") * std::log(double(k));
-  else
-    s.beta = std::numeric_limits<double>::quiet_NaN();
+  const norm::Temperature* temperature = normaliser.temperature();
+  s.beta = temperature ? norm::row_beta(*temperature, z, k) : std::numeric_limits<double>::quiet_NaN();
   return s;
 }
 

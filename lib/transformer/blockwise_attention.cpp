@@ -15,7 +15,6 @@
 #include "core/simd_exp.hpp"
 #include "core/simd_exp_float.hpp"
 #include "nn/gemm.hpp"
-#include "normalisers/adaptive_temperature.hpp"
 #include "transformer/parallel_items.hpp"
 
 namespace sharp::transformer {
@@ -29,18 +28,9 @@ constexpr double kLn2 = 0.693147180559945309417;
                      std::to_string(j0 + valid - 1) + " is not finite");
 }
 
-enum class Kind { Softmax, Ssmax, Adaptive };
-
-Kind kind_of(const norm::Normaliser& n) {
-  const std::string& name = n.spec().name;
-  if (name == "softmax") return Kind::Softmax;
-  if (name == "ssmax") return Kind::Ssmax;
-  return Kind::Adaptive;
-}
-
 // Running statistics of one query row: the library's online softmax at scale β (reference = the
 // running max), and the smallest logit. For an observer, the logits' own statistics at β = 1
-// (`plain`, summed only where β ≠ 1 and not adaptive; adaptive keeps its first pass's entropy).
+// (`plain`, summed only where β ≠ 1 without an entropy pass; with one, that pass's entropy).
 struct RowState {
   OnlineSoftmax<> stats, plain;
   double zmin = kInf, beta = 1.0, entropy_before_beta = 0.0;
@@ -125,17 +115,15 @@ void block_sums(T* z, std::size_t count, T c, T m, bool store, Exp exp, double& 
 
 }  // namespace
 
-bool blockwise_supported(const norm::Normaliser& normaliser) {
-  const std::string& name = normaliser.spec().name;
-  return name == "softmax" || name == "ssmax" || name == "adaptive";
-}
+bool blockwise_supported(const norm::Normaliser& normaliser) { return normaliser.temperature() != nullptr; }
 
 template <class T>
 void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& shape, const AttentionHeads& heads,
                                  AttentionObserver* observer) {
   for (const norm::Normaliser* n : heads.normalisers)
     if (!blockwise_supported(*n))
-      throw BadInput("blockwise attention takes softmax, ssmax or adaptive heads, not '" + n->name() + "'");
+      throw BadInput("blockwise attention takes heads of the softmax family (with a temperature), not '" + n->name() +
+                     "'");
   const std::size_t B = shape.batch, n = shape.length, H = shape.heads, dh = shape.d_head, W = shape.width();
   const std::size_t ld = 3 * W;
   const std::size_t tiles = (n + kTileRows - 1) / kTileRows;
@@ -161,17 +149,11 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
     const T* q = qkv + (b * n + r0) * ld + h * dh;
     const T* k = qkv + b * n * ld + W + h * dh;
     const T* v = qkv + b * n * ld + 2 * W + h * dh;
-    const norm::Normaliser& normaliser = *heads.normalisers[h];
-    const Kind kind = kind_of(normaliser);
+    const norm::Temperature& temperature = *heads.normalisers[h]->temperature();
     const double slope = heads.alibi.empty() ? 0.0 : heads.alibi[h];
-    for (std::size_t r = 0; r < rows; ++r) {
-      const double keys = double(shape.keys(r0 + r));
-      sc.rows[r].beta = kind == Kind::Softmax ? normaliser.spec().param("beta")
-                        : kind == Kind::Ssmax ? normaliser.spec().param("s") * std::log(keys)
-                                              : 1.0;
-    }
+    for (std::size_t r = 0; r < rows; ++r) sc.rows[r].beta = temperature.beta(shape.keys(r0 + r));
 
-    // One pass over the key blocks. accumulate = false: statistics only (adaptive's first pass).
+    // One pass over the key blocks. accumulate = false: statistics only (the entropy pass at β = 1).
     auto pass = [&](bool accumulate) {
       for (std::size_t j0 = 0; j0 < kend; j0 += kKeyBlock) {
         const std::size_t jn = std::min(kKeyBlock, kend - j0);
@@ -215,7 +197,7 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
           }
           RowState& st = sc.rows[r];
           st.zmin = std::min(st.zmin, bmin);
-          if (observer && accumulate && kind != Kind::Adaptive && st.beta != 1.0) {   // before the store below
+          if (observer && accumulate && !temperature.needs_entropy_pass() && st.beta != 1.0) {   // before the store below
             if (bmax > st.plain.shift) st.plain.rescale_to(bmax);
             double s1, t1;
             if constexpr (std::is_same_v<T, float>) {
@@ -250,11 +232,11 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
       }
     };
 
-    if (kind == Kind::Adaptive) {
+    if (temperature.needs_entropy_pass()) {
       pass(false);
       for (RowState& st : sc.rows) {
         st.entropy_before_beta = st.stats.entropy();   // the first pass is at β = 1
-        st.beta = norm::adaptive_beta(st.entropy_before_beta);
+        st.beta = temperature.beta_after(st.entropy_before_beta);
         // The second pass starts from the final max (no rescaling) with fresh sums.
         const double max = st.stats.max;
         st.stats = OnlineSoftmax<>{};
@@ -280,7 +262,7 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
         s.alpha_max = 1.0 / st.stats.total_sum();   // the max's term is e^0 = 1
         s.alpha_min = simd::exp_bounded(st.beta * (st.zmin - st.stats.max)) / st.stats.total_sum();
         s.entropy = st.stats.entropy();
-        s.entropy_before_beta = kind == Kind::Adaptive ? st.entropy_before_beta
+        s.entropy_before_beta = temperature.needs_entropy_pass() ? st.entropy_before_beta
                                 : st.beta == 1.0       ? s.entropy
                                                        : st.plain.entropy();
         s.beta = st.beta;

@@ -76,7 +76,7 @@ struct ForwardCache {
 
 // logits [batch, length, vocab] (nullptr: not computed, e.g. when only the observer matters).
 // tokens [batch, length] in [0, vocab). cache == nullptr: inference, memory O(B·n·d): blockwise
-// attention (blockwise_attention.hpp) for softmax, ssmax and adaptive heads unless the observer wants
+// attention (blockwise_attention.hpp) when every head has a temperature (the softmax family) unless the observer wants
 // probability rows, else query tiles (O(kTileRows·n) per thread). With a cache every activation is
 // kept (O(B·H·n²) for attention) and attention is query-tiled.
 // Throws sharp::BadInput for a token out of the vocabulary or a length the config refuses,

@@ -10,28 +10,18 @@ estimated costs the binary prints with --dry-run:
 
     core-hours = (sample core-seconds / sample estimated cost) x (total estimated cost) / 3600
 
-Prints one Markdown table row: sweep | points | measured core-s/point (sample) | core-hours.
+Prints one Markdown table row: sweep | points | measured core-s/point (sample) | core-hours; and the
+rate (core-seconds per unit of estimated cost) that runners/slurm/cost-rates.json keeps for
+sharp-submit --array auto.
 """
 import argparse
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
 
-import h5py
-
-
-def dry_run_costs(command):
-    """{point id: estimated cost} from the binary's --dry-run listing."""
-    p = subprocess.run([*command, "--dry-run"], capture_output=True, text=True, check=True)
-    costs = {}
-    for line in p.stdout.splitlines()[1:]:
-        m = re.match(r"\s*\d+\s+([0-9a-f]{16})\s+cost\s+(\S+)", line)
-        if m:
-            costs[m.group(1)] = float(m.group(2))
-    return costs
+from point_costs import dry_run_costs, measured_core_seconds, measured_rate
 
 
 def sample_core_seconds(command, shards, threads, scratch):
@@ -39,16 +29,7 @@ def sample_core_seconds(command, shards, threads, scratch):
     out = os.path.join(scratch, "sample.h5")
     subprocess.run([*command, "--shard", f"0/{shards}", "--threads", str(threads), "--out", out, "--quiet"],
                    check=True)
-    seconds = {}
-    parts = out + ".parts"
-    for name in os.listdir(parts):
-        if not re.fullmatch(r"[0-9a-f]{16}\.h5", name):
-            continue
-        with h5py.File(os.path.join(parts, name), "r") as f:
-            if int(f.attrs.get("complete", 0)) != 1:
-                continue
-            seconds[name[:16]] = float(f["timing/wall_seconds"][()]) * int(f["timing/threads"][()])
-    return seconds
+    return measured_core_seconds(out + ".parts")
 
 
 def main():
@@ -63,19 +44,19 @@ def main():
     command = argv[cut + 1:]
     if "/" not in command[0]:
         command[0] = shutil.which(command[0]) or command[0]
-    costs = dry_run_costs(command)
+    costs = dry_run_costs(subprocess.run([*command, "--dry-run"], capture_output=True, text=True, check=True).stdout)
     scratch = tempfile.mkdtemp(prefix="sharp-core-hours-")
     try:
         measured = sample_core_seconds(command, opts.sample_shards, opts.threads, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    sample_cost = sum(costs[i] for i in measured)
-    rate = sum(measured.values()) / sample_cost  # core-seconds per unit of estimated cost
+    rate = measured_rate(costs, measured)  # core-seconds per unit of estimated cost
     total_core_s = rate * sum(costs.values())
     name = os.path.basename(command[0])
     config = next((command[i + 1] for i, a in enumerate(command[:-1]) if a == "--config"), "")
     print(f"| {name} {config} | {len(costs)} | {sum(measured.values()) / len(measured):.3g} "
           f"(sample of {len(measured)}) | {total_core_s / 3600:.3g} |")
+    print(f"rate: {rate:.3g} core-seconds per unit of estimated cost", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """End-to-end test of sharp-normalise (docs/science.md#remedies): output layout and precision,
---input/--output, --entropy, the generated golden file through the tool
+--input/--output, --entropy, --list (the registry), the generated golden file through the tool
 (docs/science.md#reference-implementation), and bad input (exit 2, one line naming the line or
 parameter, no output file written or overwritten). Run by ctest with SHARP_BIN_DIR and
 SHARP_GOLDEN_DIR set, after the fixture golden_normalisers has written the golden file."""
@@ -121,6 +121,25 @@ def test_golden_through_the_tool():
                 check(problem is None, f"{case} {spec}: {problem}")
 
 
+def test_list():
+    """--list prints every registered normaliser with its parameters; markdown for the docs tables."""
+    res = run(["--list"])
+    check(res.returncode == 0, f"--list exit {res.returncode}: {res.stderr}")
+    names = [line.split(":", 1)[0] for line in res.stdout.splitlines() if line and not line[0].isspace()]
+    check(names == sorted(names) and {"softmax", "adaptive", "ssmax", "entmax", "stieltjes"} <= set(names),
+          f"--list names {names}")
+    check("  beta: beta > 0, default 1; " in res.stdout, "softmax's beta with its range and default")
+    check("  s=learn: " in res.stdout, "ssmax's learnable s")
+    for name in names:   # every listed example is a spec the tool takes
+        example = next(l for l in res.stdout.splitlines() if l.startswith(name + ":")).rsplit("e.g. ", 1)[1]
+        ex = run(["--normaliser", example], "1 2 3\n")
+        check(ex.returncode == 0, f"example {example}: exit {ex.returncode} {ex.stderr}")
+    md = run(["--list", "markdown"])
+    check(md.returncode == 0 and md.stdout.count("\n") == len(names) + 2, "one markdown row per normaliser")
+    bad = run(["--list", "yaml"])
+    check(bad.returncode == 2 and "unknown format" in bad.stderr, f"--list yaml: {bad.returncode} {bad.stderr}")
+
+
 def test_bad_input():
     cases = [
         (["--normaliser", "softmax"], "1 2\n3 abc 4\n", ["line 2", "column 2", "'abc'"]),
@@ -165,7 +184,7 @@ if __name__ == "__main__":
     if not os.path.exists(BIN):
         print("missing binary", BIN)
         sys.exit(1)
-    for test in [test_softmax_layout_and_precision, test_files_and_entropy, test_golden_through_the_tool,
+    for test in [test_softmax_layout_and_precision, test_files_and_entropy, test_list, test_golden_through_the_tool,
                  test_bad_input]:
         test()
         print("done:", test.__name__)

@@ -1,13 +1,17 @@
-"""runners/sharp-submit without a scheduler: the scripts it generates (--dry-run), bad input, and its
-bookkeeping against a fake sbatch/squeue that record their calls -- which shards --resubmit-missing
-picks, the merge-only resubmission, the refusal while jobs of the run are queued. The generated
-scripts are also run by bash with SLURM_ARRAY_TASK_ID set, as Slurm would, and must reproduce a local
-run. The real scheduler is exercised in test_slurm_cluster.py.
+"""runners/sharp-submit without a scheduler: the scripts it generates (--dry-run), bad input (also a
+damaged submissions.json, a program that is no sharp experiment, sbatch refusing a partition or
+time), and its bookkeeping against a fake sbatch/squeue/scontrol that record their calls -- which
+shards --resubmit-missing picks, the merge-only resubmission, the refusal while jobs of the run are
+queued, --array auto's task count and at most one scheduler query per call. The generated scripts are
+also run by bash with SLURM_ARRAY_TASK_ID set, as Slurm would, and must reproduce a local run. The
+real scheduler is exercised in test_slurm_cluster.py, test_slurm_node_loss.py and
+test_slurm_mpi_nodes.py.
 ctest runs it with SHARP_BIN_DIR and SHARP_SOURCE_DIR set; standalone:
     SHARP_BIN_DIR=build/bin /usr/bin/python3 tests/e2e/test_slurm_submit.py
 """
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -35,8 +39,17 @@ with open(log, "a") as f:
     f.write(json.dumps({"args": sys.argv[1:], "script": script}) + "\n")
 print(f"{100 + n};fake")
 """
+# squeue prints $FAKE_SQUEUE_IDS; scontrol show config prints MaxArraySize = $FAKE_MAX_ARRAY_SIZE, or
+# fails without it. Both append their name to $FAKE_SLURM_QUERIES, one line per call.
 FAKE_SQUEUE = """#!/bin/bash
+echo squeue >> "$FAKE_SLURM_QUERIES"
 for id in ${FAKE_SQUEUE_IDS:-}; do echo "$id"; done
+"""
+FAKE_SCONTROL = """#!/bin/bash
+echo scontrol >> "$FAKE_SLURM_QUERIES"
+[ "$*" = "show config" ] && [ -n "${FAKE_MAX_ARRAY_SIZE:-}" ] || { echo "scontrol: error: no cluster" >&2; exit 1; }
+printf 'Configuration data as of 2026-01-01T00:00:00\nKillWait                = 30 sec\n'
+printf 'MaxArraySize            = %s\nMaxJobCount             = 10000\n' "$FAKE_MAX_ARRAY_SIZE"
 """
 
 
@@ -48,14 +61,16 @@ class Base(unittest.TestCase):
         self.dir = self._tmp.name
         fake_bin = os.path.join(self.dir, "fake-bin")
         os.mkdir(fake_bin)
-        for name, text in [("sbatch", FAKE_SBATCH), ("squeue", FAKE_SQUEUE)]:
+        for name, text in [("sbatch", FAKE_SBATCH), ("squeue", FAKE_SQUEUE), ("scontrol", FAKE_SCONTROL)]:
             path = os.path.join(fake_bin, name)
             with open(path, "w") as f:
                 f.write(text)
             os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
         self.slurm_log = os.path.join(self.dir, "slurm-calls.jsonl")
+        self.queries_log = os.path.join(self.dir, "slurm-queries.txt")
         self.env = dict(os.environ, PATH=fake_bin + os.pathsep + BIN + os.pathsep + os.environ["PATH"],
-                        FAKE_SLURM_LOG=self.slurm_log)
+                        FAKE_SLURM_LOG=self.slurm_log, FAKE_SLURM_QUERIES=self.queries_log)
+        self.env.pop("SLURM_CONF", None)
         self.work = os.path.join(self.dir, "work")
         os.mkdir(self.work)
         self.out = os.path.join(self.work, "b.h5")
@@ -70,6 +85,15 @@ class Base(unittest.TestCase):
             raise AssertionError(f"sharp-submit {' '.join(args)} exited {p.returncode}, expected {check}\n"
                                  f"stdout: {p.stdout}\nstderr: {p.stderr}")
         return p
+
+    def scheduler_queries(self):
+        """The squeue/scontrol calls so far, and forget them."""
+        if not os.path.exists(self.queries_log):
+            return []
+        with open(self.queries_log) as f:
+            queries = f.read().split()
+        os.remove(self.queries_log)
+        return queries
 
     def sbatch_calls(self):
         if not os.path.exists(self.slurm_log):
@@ -130,6 +154,17 @@ class BadInput(Base):
         (["--ntasks", "0", "--", "sharp-bounds"], "--ntasks"),
         (["--cpus-per-task", "-1", "--", "sharp-bounds"], "--cpus-per-task"),
         (["--time", "soon", "--", "sharp-bounds"], "--time"),
+        (["--time", "99:99:99", "--", "sharp-bounds"], "--time: '99:99:99' has 99 minutes"),
+        (["--time", "1-24", "--", "sharp-bounds"], "24 hours"),
+        (["--time", "00:00:00", "--", "sharp-bounds"], "no time at all"),
+        (["--partition", "-x", "--", "sharp-bounds"], "--partition"),
+        (["--partition", "a,,b", "--", "sharp-bounds"], "--partition"),
+        (["--partition", "a b", "--", "sharp-bounds"], "--partition"),
+        (["--array", "100001", "--", "sharp-bounds"], "--array: 100001 tasks are more shards than sharp-bounds"),
+        (["--array", "auto%0", "--", "sharp-bounds"], "--array"),
+        (["--array", "automatic", "--", "sharp-bounds"], "--array"),
+        (["--", "/bin/true"], "not a sharp experiment binary"),
+        (["--", "sharp-normalise"], "not a sharp experiment binary"),
         (["--array", "4", "--ntasks", "2", "--", "sharp-bounds"], "exclude each other"),
         (["--frobnicate", "--", "sharp-bounds"], "unknown option"),
         (["--", "sharp-no-such-experiment"], "not an executable"),
@@ -257,15 +292,160 @@ class Bookkeeping(Base):
 
     def test_sbatch_failure_is_exit_1(self):
         p = self.submit("--array", "2", "--", BOUNDS, *self.GRID, "--out", self.out,
-                        env=dict(self.env, FAKE_SBATCH_FAIL="Invalid partition name specified"))
+                        env=dict(self.env, FAKE_SBATCH_FAIL="Socket timed out on send/recv operation"))
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("sharp-submit: failed: sbatch", p.stderr)
-        self.assertIn("Invalid partition", p.stderr)
+        self.assertIn("Socket timed out", p.stderr)
         # A SLURM_CONF that does not exist fails at once (Slurm's clients would retry for 60 s).
         p = self.submit("--array", "2", "--", BOUNDS, *self.GRID, "--out", self.out,
                         env=dict(self.env, SLURM_CONF=os.path.join(self.dir, "no-such-slurm.conf")))
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("does not exist", p.stderr)
+
+
+class Refusals(Base):
+    def test_only_a_sharp_experiment_binary_is_ever_run(self):
+        # Each would write its marker if sharp-submit ran it (for --dry-run or --status).
+        scripts = os.path.join(self.dir, "scripts")
+        os.mkdir(scripts)
+        fake_experiment = os.path.join(scripts, "sharp-evil")
+        with open(fake_experiment, "w") as f:
+            f.write(f"#!/bin/sh\ntouch {self.dir}/evil-ran\necho 'sharp-evil: 1 points, fingerprint 0, output x.h5'\n")
+        os.chmod(fake_experiment, 0o755)
+        env = dict(self.env, PATH=scripts + os.pathsep + self.env["PATH"])
+        for command in (["sharp-evil"], ["/bin/sh", "-c", f"touch {self.dir}/sh-ran"],
+                        ["/usr/bin/env", "touch", f"{self.dir}/env-ran"]):
+            for mode in (["--dry-run"], ["--array", "2"], ["--resubmit-missing"]):
+                with self.subTest(command=command, mode=mode):
+                    p = self.submit(*mode, "--", *command, env=env)
+                    self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                    self.assertIn("is not a sharp experiment binary", p.stderr)
+                    self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertEqual(sorted(n for n in os.listdir(self.dir) if n.endswith("-ran")), [])
+        self.assertEqual(self.sbatch_calls(), [])
+
+    def test_a_damaged_record_is_one_line_exit_2(self):
+        record = os.path.join(self.out + ".slurm", "submissions.json")
+        good = {"mode": "array", "jobs": {"array": "7", "merge": "8"}, "array": {"count": 2, "tasks": [0, 1]}}
+        damaged = [b"[{\"mode\": \"array\", ", b"\xff\xfe\x00\x01", b"{}", b"[3]", b"[{\"mode\": \"array\"}]",
+                   json.dumps([dict(good, mode="serial")]).encode(),
+                   json.dumps([dict(good, jobs={"array": 7})]).encode(),
+                   json.dumps([dict(good, array={"count": "2", "tasks": [0]})]).encode(),
+                   json.dumps([dict(good, array={"count": 2, "tasks": [5]})]).encode(),
+                   json.dumps([{"mode": "mpi", "jobs": {"mpi": "9"}, "ranks": 0}]).encode()]
+        for k, text in enumerate(damaged):
+            for args in (["--resubmit-missing"], ["--array", "auto", "--dry-run"])[:1 if k else 2]:
+                with self.subTest(record=text, args=args):
+                    os.makedirs(os.path.dirname(record), exist_ok=True)
+                    with open(record, "wb") as f:
+                        f.write(text)
+                    p = self.submit(*args, "--", BOUNDS, *self.GRID, "--out", self.out)
+                    self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                    lines = p.stderr.strip().splitlines()
+                    self.assertEqual(len(lines), 1, p.stderr)
+                    self.assertIn(f"{record} is damaged", lines[0])
+                    self.assertIn("move it aside", lines[0])
+        self.assertEqual(self.sbatch_calls(), [])
+        # The record intact again: accepted (a check that can fail).
+        with open(record, "w") as f:
+            json.dump([good], f)
+        self.submit("--resubmit-missing", "--", BOUNDS, *self.GRID, "--out", self.out, check=0)
+
+    def test_what_the_cluster_refuses_is_bad_input_nothing_submitted(self):
+        for message, args, needle in [
+                ("Invalid partition name specified", ["--partition", "nosuch"],
+                 "--partition: 'nosuch' is not a partition of this cluster"),
+                ("Invalid partition name specified", [], "this cluster has no default partition: give --partition"),
+                ("Requested time limit is invalid (missing or exceeds some limit)", ["--time", "9-00:00:00"],
+                 "--time: '9-00:00:00' exceeds the partition's limit"),
+                ("Invalid job array specification", [], "--array: the cluster refuses this array")]:
+            with self.subTest(message=message):
+                p = self.submit("--array", "2", *args, "--", BOUNDS, *self.GRID, "--out", self.out,
+                                env=dict(self.env, FAKE_SBATCH_FAIL=message))
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                lines = p.stderr.strip().splitlines()
+                self.assertEqual(len(lines), 1, p.stderr)
+                self.assertTrue(lines[0].startswith(f"sharp-submit: error: {needle}"), lines[0])
+        self.assertEqual(self.sbatch_calls(), [])
+        self.assertEqual(os.listdir(self.work), [])  # nothing written
+        # An earlier submission's scripts are put back as they were.
+        self.submit("--array", "2", "--", BOUNDS, *self.GRID, "--out", self.out, check=0)
+        with open(os.path.join(self.out + ".slurm", "array.sbatch")) as f:
+            before = f.read()
+        p = self.submit("--array", "3", "--partition", "nosuch", "--", BOUNDS, *self.GRID, "--out", self.out,
+                        env=dict(self.env, FAKE_SBATCH_FAIL="Invalid partition name specified"))
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        with open(os.path.join(self.out + ".slurm", "array.sbatch")) as f:
+            self.assertEqual(f.read(), before)
+        self.assertEqual(sorted(os.listdir(self.out + ".slurm")), ["array.sbatch", "logs", "merge.sbatch",
+                                                                  "submissions.json"])
+
+    def test_more_tasks_than_max_array_size_are_refused_when_it_is_known(self):
+        p = self.submit("--array", "4", "--dry-run", "--", BOUNDS, *self.GRID, "--out", self.out,
+                        env=dict(self.env, FAKE_MAX_ARRAY_SIZE="3"))
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("MaxArraySize is 3", p.stderr)
+        self.submit("--array", "3", "--dry-run", "--", BOUNDS, *self.GRID, "--out", self.out, check=0,
+                    env=dict(self.env, FAKE_MAX_ARRAY_SIZE="3"))
+        # Unreadable: sbatch decides.
+        self.submit("--array", "4", "--dry-run", "--", BOUNDS, *self.GRID, "--out", self.out, check=0)
+
+
+class AutoArray(Base):
+    # Each point of this grid is estimated at 61.4 core-minutes (sharp-bounds' reference rate in
+    # runners/slurm/cost-rates.json: trials x (n + 4096) x 5.49e-9 core-seconds).
+    SLOW = ["--n", "2^26", "--trials", "10000"]
+
+    def array_line(self, p):
+        return re.search(r"#SBATCH --array=(\S+)", p.stdout).group(1)
+
+    def test_cheap_points_make_one_task(self):
+        p = self.submit("--array", "auto", "--dry-run", "--", BOUNDS, *self.GRID, "--out", self.out, check=0,
+                        env=dict(self.env, FAKE_MAX_ARRAY_SIZE="50"))
+        self.assertEqual(self.array_line(p), "0")
+        self.assertIn("--array auto: 1 task for 24 points still to run", p.stdout)
+        self.assertIn("reference rate: sweeps/paper/bounds.cfg", p.stdout)
+        self.assertEqual(self.scheduler_queries(), ["scontrol"])
+
+    def test_tasks_of_about_30_minutes_at_most_max_array_size(self):
+        spreads = ["--spread", ",".join(str(s) for s in range(1, 13))]  # 12 points: 737 core-minutes
+        # 1 core: 25 tasks wanted, one per point at most; 4 cores: 184 minutes, 7 tasks; 8 cores: 4.
+        for cpus, limit, expected in [("1", "50", "0-11"), ("1", "7", "0-6"), ("4", "50", "0-6"), ("8", "50", "0-3")]:
+            with self.subTest(cpus=cpus, max_array_size=limit):
+                p = self.submit("--array", "auto%2", "--cpus-per-task", cpus, "--dry-run", "--", BOUNDS, *self.SLOW,
+                                *spreads, "--out", self.out, check=0, env=dict(self.env, FAKE_MAX_ARRAY_SIZE=limit))
+                self.assertEqual(self.array_line(p), expected + "%2")
+
+    def test_a_sweep_of_100000_points_is_never_100000_jobs(self):
+        grid = ["--n", "2^10..2^26", "--spread", ",".join(str(s) for s in range(1, 101)),
+                "--theta", ",".join(str(t) for t in range(1, 61)), "--trials", "10000"]  # 102000 points
+        p = self.submit("--array", "auto", "--dry-run", "--", BOUNDS, *grid, "--out", self.out, check=0)
+        self.assertEqual(self.array_line(p), "0-999")
+        self.assertIn("MaxArraySize 1000, unreadable, so 1000 assumed", p.stdout)
+        self.assertEqual(self.scheduler_queries(), ["scontrol"])
+
+    def test_the_rate_is_measured_on_finished_points(self):
+        self.bounds("--shard", "0/3", "--quiet")
+        done = len([n for n in os.listdir(self.out + ".parts") if n.endswith(".h5")])
+        p = self.submit("--array", "auto", "--dry-run", "--", BOUNDS, *self.GRID, "--out", self.out, check=0)
+        self.assertRegex(p.stdout, rf"--array auto: 1 task for {24 - done} points still to run")
+        self.assertIn(f"measured on {done} finished points of this run", p.stdout)
+
+    def test_at_most_one_scheduler_query_per_call(self):
+        env = dict(self.env, FAKE_MAX_ARRAY_SIZE="500")
+        p = self.submit("--array", "auto", "--", BOUNDS, *self.GRID, "--out", self.out, check=0, env=env)
+        self.assertIn("array job 100: 1 of 1 shards", p.stdout)
+        self.assertEqual(self.scheduler_queries(), ["scontrol"])  # no job of the run yet: no squeue
+        with open(os.path.join(self.out + ".slurm", "submissions.json")) as f:
+            self.assertEqual(json.load(f)[0]["max_array_size"], 500)
+        for args in (["--resubmit-missing"], ["--resubmit-missing", "--array", "auto"], ["--array", "3"]):
+            with self.subTest(args=args):
+                self.submit(*args, "--", BOUNDS, *self.GRID, "--out", self.out, check=0, env=env)
+                self.assertEqual(self.scheduler_queries(), ["squeue"])  # MaxArraySize from the record
+        self.bounds("--quiet")  # every point done and merged: nothing to ask
+        self.submit("--resubmit-missing", "--", BOUNDS, *self.GRID, "--out", self.out, check=0, env=env)
+        self.assertEqual(self.scheduler_queries(), [])
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -5,6 +5,7 @@
 
 #include "core/errors.hpp"
 #include "normalisers/normaliser.hpp"
+#include "normalisers/registry.hpp"
 #include "normalisers/spec.hpp"
 
 namespace {
@@ -65,7 +66,9 @@ TEST(NormaliserSpec, ListsAreCommaSeparated) {
 
 TEST(NormaliserSpec, BadSpecsNameTheProblem) {
   EXPECT_NE(error_of("softmix").find("unknown normaliser 'softmix'"), std::string::npos);
-  EXPECT_NE(error_of("softmix").find("allowed: softmax"), std::string::npos);
+  EXPECT_NE(error_of("softmix").find("(allowed: adaptive, argmax, asentmax, entmax, entmax15, softmax, sparsemax, "
+                                     "ssmax, stieltjes, topk)"),
+            std::string::npos);
   EXPECT_NE(error_of("topk:j=3").find("unknown parameter 'j'"), std::string::npos);
   EXPECT_NE(error_of("entmax:alpha=2.5").find("alpha=2.5 out of range (allowed: 1 < alpha <= 2)"), std::string::npos);
   EXPECT_NE(error_of("entmax:alpha=1").find("out of range"), std::string::npos);
@@ -87,15 +90,12 @@ TEST(NormaliserSpec, BadSpecsNameTheProblem) {
 }
 
 TEST(NormaliserSpec, FactoryBuildsEveryName) {
-  for (const auto& name : sharp::norm::normaliser_names()) {
-    std::string text = name;
-    if (name == "ssmax") text += ":s=1";
-    if (name == "topk") text += ":k=2";
-    if (name == "entmax") text += ":alpha=1.3";
-    if (name == "asentmax") text += ":b=1:gamma=1";
-    if (name == "stieltjes") text += ":q=2";
-    const auto nz = sharp::norm::make_normaliser(text);
-    EXPECT_EQ(nz->spec().name, name);
+  for (const sharp::norm::NormaliserEntry* e : sharp::norm::normaliser_entries()) {
+    const auto nz = sharp::norm::make_normaliser(e->example);
+    EXPECT_EQ(nz->spec().name, e->name);
+    // The registry's parameters are the spec's, and what backward differentiates is among them.
+    EXPECT_EQ(nz->spec().params.size(), e->parameters.size()) << e->name;
+    for (const std::string& p : nz->parameter_names()) EXPECT_NE(e->parameter(p), nullptr) << e->name << ":" << p;
   }
   EXPECT_EQ(sharp::norm::make_normaliser("softmax")->parameter_names(), std::vector<std::string>{"beta"});
   EXPECT_EQ(sharp::norm::make_normaliser("asentmax:b=1:gamma=1")->parameter_names(),

@@ -1,20 +1,12 @@
 #pragma once
-// Internal: one factory per normaliser source file, called by make_normaliser (factory.cpp).
+// Internal: what the normaliser implementations share (a precision-generic forward, the
+// vector-Jacobian products of softmax rows and of projections). Each implementation file also holds
+// its normalisers' registry entries (registry.hpp).
 #include <memory>
 
 #include "normalisers/normaliser.hpp"
 
 namespace sharp::norm::detail {
-
-std::unique_ptr<Normaliser> make_softmax(const Spec& spec);     // softmax_family.cpp
-std::unique_ptr<Normaliser> make_ssmax(const Spec& spec);
-std::unique_ptr<Normaliser> make_adaptive(const Spec& spec);
-std::unique_ptr<Normaliser> make_topk(const Spec& spec);        // topk.cpp (also argmax)
-std::unique_ptr<Normaliser> make_sparsemax(const Spec& spec);   // sparse_family.cpp
-std::unique_ptr<Normaliser> make_entmax15(const Spec& spec);
-std::unique_ptr<Normaliser> make_entmax(const Spec& spec);
-std::unique_ptr<Normaliser> make_asentmax(const Spec& spec);
-std::unique_ptr<Normaliser> make_stieltjes(const Spec& spec);   // stieltjes.cpp
 
 // Routes forward_row of both precisions to Derived::impl<T> (a public member template computing in
 // double), so float rows are read and written as float without widening whole rows.
