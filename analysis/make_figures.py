@@ -33,6 +33,7 @@ import fig_weight_bound  # noqa: E402
 import max_accuracy_table  # noqa: E402
 import remedies_table  # noqa: E402
 import text_paired_table  # noqa: E402
+import text_study  # noqa: E402
 import transformer_theorem  # noqa: E402
 
 # (figure name, input file in RESULTS_DIR, make(path, outdir) -> list of paths written)
@@ -54,6 +55,7 @@ FIGURES = [
     ("transformer_entropy_trained", fig_transformer_trained.INPUT_FILE, fig_transformer_trained.make),
     ("text_accuracy", fig_text_accuracy.INPUT_FILE, fig_text_accuracy.make),
     ("text_paired", text_paired_table.INPUT_FILE, text_paired_table.make),
+    ("text_study", text_study.INPUT_FILE, text_study.make),
 ]
 
 

@@ -74,7 +74,7 @@ def bucket_label(bucket: str, largest: int) -> str:
     return {"extrapolation to 32": f"{largest + 1}-32", "beyond 64": "> 64"}.get(bucket, bucket)
 
 
-def _models(path: str, refs: list) -> dict:
+def model_configurations(path: str, refs: list) -> dict:
     """checkpoint -> (trained normaliser, seed, configuration label); unknown training: None."""
     params = training_params(path, refs)
     out = {}
@@ -91,7 +91,7 @@ def _models(path: str, refs: list) -> dict:
 SHOWN = ("positional", "lengths", "algorithms", "trace", "layers", "heads", "d_model", "steps")
 
 
-def _labels(configs: list) -> tuple:
+def configuration_labels(configs: list) -> tuple:
     """({configuration: the shown parameters that differ between configurations}, the shown
     parameters they share), e.g. ({c1: {"positional": "rope"}, ...}, "layers 2, d_model 64")."""
     keys = [k for k in SHOWN if any(k in dict(c) for c in configs)]
@@ -101,27 +101,35 @@ def _labels(configs: list) -> tuple:
     return {c: {k: dict(c).get(k) for k in varying} for c in configs}, shared
 
 
-def _group_text(varying: dict, algorithm: str) -> str:
+def group_text(varying: dict, algorithm: str) -> str:
     """The differing parameters, without an algorithm mix that is just the row's algorithm."""
     return ", ".join(f"{k} {v}" for k, v in varying.items() if not (k == "algorithms" and v == algorithm))
 
 
-def load(path: str) -> list:
-    """Every Comparison of the file, ordered by configuration, algorithm, bucket, remedy."""
+@dataclasses.dataclass
+class PairedOutcomes:
+    """Per-sample correctness of an eval-text file, keyed for pairing models of one seed."""
+    # (config, algorithm, length, eval seed, trained normaliser, item, training seed) -> correct [samples]
+    correct: dict
+    trained_lengths: dict   # configuration -> the training lengths among the evaluated rows
+    points: dict            # the same keys -> the point's id (to read its other arrays)
+
+
+def paired_outcomes(path: str) -> PairedOutcomes:
+    """Every evaluated point's per-sample correctness of the final output (/arrays correct_final.<item>)
+    for models whose training file is found; an inference-only item on softmax-trained models only."""
     r, refs, algos, lengths, evaluated, in_training = read_points(path)
     eval_seed = (np.asarray(r.params["seed"]) if "seed" in r.params else np.zeros(len(r), dtype=int))
     items = sorted({name.split(".", 1)[1] for name in r.metrics if name.startswith("exact_final.")
                     and not name.endswith(("_low", "_high"))})
-    models = _models(path, sorted(set(refs)))
+    models = model_configurations(path, sorted(set(refs)))
 
-    trained_lengths = {}  # configuration -> its training lengths (those evaluated)
+    out = PairedOutcomes({}, {}, {})
     for i in range(len(r)):
         m = models[refs[i]]
         if m is not None and in_training[i]:
-            trained_lengths.setdefault(m[2], set()).add(int(lengths[i]))
+            out.trained_lengths.setdefault(m[2], set()).add(int(lengths[i]))
 
-    # (config, algorithm, length, eval seed, normaliser, item, training seed) -> correct [samples]
-    correct = {}
     for i in range(len(r)):
         m = models[refs[i]]
         if m is None or not evaluated[i]:
@@ -139,16 +147,33 @@ def load(path: str) -> list:
                 raise common.ResultFileError(f"{path}: point {r.ids[i]} lacks /arrays/{r.ids[i]}/{name}; the "
                                              "file was written by an older eval-text. Re-run it.")
             key = (config, algos[i], int(lengths[i]), eval_seed[i].item(), normaliser, item, seed)
-            correct[key] = np.asarray(arrays[name]).astype(bool)
+            out.correct[key] = np.asarray(arrays[name]).astype(bool)
+            out.points[key] = r.ids[i]
+    return out
 
+
+def remedies_of(correct: dict, config) -> list:
+    """(trained normaliser, item) of every comparison against softmax's own heads in a configuration:
+    a remedy trained in, or an item applied at inference to the softmax-trained models."""
+    return sorted({(k[4], k[5]) for k in correct if k[0] == config and (k[4], k[5]) != (BASELINE, "trained")
+                   and (k[5] == "trained" or k[4] == BASELINE)})
+
+
+def remedy_label(normaliser: str, item: str) -> str:
+    return normaliser if item == "trained" else f"{BASELINE} + {item} at inference"
+
+
+def load(path: str) -> list:
+    """Every Comparison of the file, ordered by configuration, algorithm, bucket, remedy."""
+    outcomes = paired_outcomes(path)
+    correct, trained_lengths = outcomes.correct, outcomes.trained_lengths
     comparisons = []
     configs = sorted({k[0] for k in correct})
-    varying, shared = _labels(configs)
+    varying, shared = configuration_labels(configs)
     for config in configs:
         seen = trained_lengths.get(config, set())
         top = max(seen, default=0)
-        remedies = sorted({(k[4], k[5]) for k in correct if k[0] == config and (k[4], k[5]) != (BASELINE, "trained")
-                           and (k[5] == "trained" or k[4] == BASELINE)})
+        remedies = remedies_of(correct, config)
         for algo in sorted({k[1] for k in correct if k[0] == config}):
             for bucket in BUCKET_ORDER:
                 cells = sorted({(k[2], k[3]) for k in correct if k[0] == config and k[1] == algo
@@ -176,9 +201,9 @@ def load(path: str) -> list:
                         right_a += int(a.sum())
                         right_b += int(b.sum())
                         total += a.size
-                    label = normaliser if item == "trained" else f"{BASELINE} + {item} at inference"
+                    label = remedy_label(normaliser, item)
                     comparisons.append(Comparison(
-                        group=_group_text(varying[config], algo), setting=shared, algorithm=algo,
+                        group=group_text(varying[config], algo), setting=shared, algorithm=algo,
                         bucket=bucket_label(bucket, top),
                         lengths=sorted({n for n, _ in cells}), remedy=label, seeds=len(tests),
                         samples=total, baseline=right_a / total, accuracy=right_b / total, tests=tests))

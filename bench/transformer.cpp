@@ -9,13 +9,27 @@
 // - train_step/default/<B>x<n>/float, threads:T: one AdamW step of the default model (4 layers ×
 //   4 heads, d_model 128, vocab 64, causal, NoPE, softmax) on B sequences of n tokens. Counter:
 //   tokens/s, and GFLOP/s from 6·(matrix parameters)·tokens + 6·(attention flops of the forward).
+// - train_step/study/64xL/float, threads:T: one AdamW step of the text study's model (2 layers ×
+//   4 heads, d_model 64, RoPE, the CLRS-Text vocabulary) on 64 samples of minimum drawn at lengths
+//   4–16 as sharp-train-text draws them (prompts of 33–111 tokens, padded to the longest: L), the
+//   loss on answer tokens. tokens/s counts the 64·L padded positions, as the PyTorch reference does.
+// - decode/{cached,uncached}/minimum_64/float, generated:N: greedy decoding of one minimum question at
+//   length 64 (393 tokens) by the study's model (random weights), N tokens generated. cached: the
+//   key/value cache (transformer/decoder.hpp, as text_model::greedy_decode: every token pushed, one
+//   row at a time); uncached: a full forward over question + generated tokens per token. 1 thread.
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "nn/gemm.hpp"
+#include "text/sample.hpp"
+#include "text/tokeniser.hpp"
+#include "transformer/decoder.hpp"
+#include "text_model/task_mix.hpp"
+#include "text_model/token_batch.hpp"
 #include "normalisers/normaliser.hpp"
 #include "transformer/attention.hpp"
 #include "transformer/blockwise_attention.hpp"
@@ -109,6 +123,92 @@ BENCHMARK(TrainStep)->Name("train_step/default/32x256/float")->Args({1, 32, 256}
     ->ArgNames({"threads", "B", "n"})->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(3.0);
 BENCHMARK(TrainStep)->Name("train_step/default/8x64/float")->Args({1, 8, 64})->Args({2, 8, 64})
     ->ArgNames({"threads", "B", "n"})->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+// The study's batch: step 0 of a training on minimum at lengths 4..16 (sharp-train-text's draw).
+const sharp::text_model::TokenBatch& study_batch() {
+  static const sharp::text_model::TokenBatch batch = [] {
+    sharp::text_model::TaskMix mix{{sharp::text::Algorithm::minimum}, {}, false};
+    for (int n = 4; n <= 16; ++n) mix.lengths.push_back(n);
+    std::vector<sharp::text::Sample> samples;
+    for (std::uint64_t i = 0; i < 64; ++i) samples.push_back(sharp::text_model::draw_mixed(mix, 1, i));
+    return sharp::text_model::make_token_batch(samples);
+  }();
+  return batch;
+}
+
+TransformerConfig study_model() {
+  TransformerConfig c;
+  c.layers = 2;
+  c.heads = 4;
+  c.d_model = 64;
+  c.vocab = std::size_t(sharp::text::vocabulary_size());
+  c.positional = Positional::Rope;
+  return c;
+}
+
+void StudyStep(benchmark::State& state) {
+  const int threads = int(state.range(0));
+  const sharp::text_model::TokenBatch& b = study_batch();
+  TrainerConfig c;
+  c.model = study_model();
+  c.schedule = {sharp::nn::ScheduleKind::Constant, 3e-3, 1, 0, 0.0};
+  c.optimiser.weight_decay = 0.01;
+  Trainer trainer(c, 1, threads);
+  trainer.step(b.inputs.data(), b.targets.data(), b.batch, b.length);   // warm up
+  for (auto _ : state) benchmark::DoNotOptimize(trainer.step(b.inputs.data(), b.targets.data(), b.batch, b.length));
+  const double steps = double(state.iterations());
+  state.counters["tokens/s"] = benchmark::Counter(steps * double(b.batch * b.length), benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(steps * train_step_flops(c.model, b.batch, b.length) * 1e-9, benchmark::Counter::kIsRate);
+}
+[[maybe_unused]] const auto* const kStudyStep =
+    benchmark::RegisterBenchmark(("train_step/study/64x" + std::to_string(study_batch().length) + "/float").c_str(),
+                                 StudyStep)
+        ->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(3.0);
+
+// N generated tokens whatever they are (a random model's stop is chance): cached, the question and
+// N − 1 tokens pushed through the key/value cache as greedy_decode does; uncached, N full forwards.
+template <bool kCached>
+void Decode(benchmark::State& state) {
+  const Transformer model(study_model());
+  std::vector<float> params(model.parameter_count());
+  init_parameters(model.layout(), params.data(), 3);
+  const sharp::text::Sample s = sharp::text::draw_sample(1, sharp::text::Algorithm::minimum, 64, 0, false);
+  const std::vector<sharp::text::Token> question = sharp::text::tokenise(s.question);
+  const std::size_t generated = std::size_t(state.range(0)), V = model.config().vocab;
+  auto argmax = [&](const float* logits) {
+    return sharp::text::Token(std::max_element(logits, logits + V) - logits);
+  };
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  for (auto _ : state) {
+    std::vector<sharp::text::Token> seq = question;
+    if constexpr (kCached) {
+      Decoder<float> decoder(model, params.data(), question.size() + generated);
+      std::vector<float> logits(V);
+      for (sharp::text::Token t : question) decoder.push(t, logits.data());
+      while (seq.size() < question.size() + generated) {
+        seq.push_back(argmax(logits.data()));
+        if (seq.size() < question.size() + generated) decoder.push(seq.back(), logits.data());
+      }
+    } else {
+      std::vector<float> logits;
+      while (seq.size() < question.size() + generated) {
+        logits.resize(seq.size() * V);
+        transformer_forward(model, params.data(), seq.data(), 1, seq.size(), logits.data());
+        seq.push_back(argmax(logits.data() + (seq.size() - 1) * V));
+      }
+    }
+    benchmark::DoNotOptimize(seq.data());
+  }
+  omp_set_num_threads(saved);
+  state.counters["prompt"] = double(question.size());
+}
+// 4: a trained model's answer at length 64 ("37\n\n"); 20: eval-text's budget (the answer + 16).
+BENCHMARK(Decode<true>)->Name("decode/cached/minimum_64/float")->Arg(4)->Arg(20)->ArgName("generated")
+    ->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK(Decode<false>)->Name("decode/uncached/minimum_64/float")->Arg(4)->Arg(20)->ArgName("generated")
+    ->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 
 }  // namespace
 

@@ -33,21 +33,25 @@ constexpr std::size_t kExtraTokens = 16;   // decoding budget beyond the expecte
 // The answer rows' head measures of one normaliser: means over heads in /points, [layer, head] in /arrays.
 void put_answer_rows(Record& r, const std::string& item, const head_measure::AnswerRows& rows) {
   const std::vector<double> entropy = rows.entropy_mean(), delta = rows.delta_mean(), delta_max = rows.delta_max();
+  const std::vector<double> before_beta = rows.entropy_before_beta_mean();
   const double nan = std::nan("");
   const bool any = rows.rows() > 0;   // every head sees the same rows
-  double entropy_sum = 0, delta_sum = 0, largest = -std::numeric_limits<double>::infinity();
+  double entropy_sum = 0, before_beta_sum = 0, delta_sum = 0, largest = -std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; any && i < entropy.size(); ++i) {
     entropy_sum += entropy[i];
+    before_beta_sum += before_beta[i];
     delta_sum += delta[i];
     largest = std::max(largest, delta_max[i]);
   }
   const double heads = double(entropy.size());
   r.set("answer_entropy." + item, any ? entropy_sum / heads : nan);
+  r.set("answer_entropy_before_beta." + item, any ? before_beta_sum / heads : nan);
   r.set("answer_entropy_uniform." + item, rows.ln_k_mean());
   r.set("answer_delta." + item, any ? delta_sum / heads : nan);
   r.set("answer_delta_max." + item, any ? largest : nan);
   const std::vector<std::size_t> shape{rows.layers(), rows.heads()};
   r.set_array("answer_entropy_heads." + item, entropy, shape);
+  r.set_array("answer_entropy_before_beta_heads." + item, before_beta, shape);
   r.set_array("answer_delta_heads." + item, delta, shape);
   r.set_array("answer_delta_max_heads." + item, delta_max, shape);
 }
@@ -78,8 +82,9 @@ public:
            "(docs/science.md#clrs-text-format; generated, not the released data) of one algorithm at one length, "
            "with the traces the model was trained with. Exact match of the final output and of the whole answer "
            "and per-element accuracy, each with a Wilson 95% interval, for every normaliser of --normaliser on "
-           "the same samples; per-sample correctness in /arrays for paired tests; the attention entropy and logit "
-           "spread of the rows that write the answer (docs/science.md#measuring-heads), per head in /arrays.";
+           "the same samples; per-sample correctness and the largest index each expected output names in /arrays for "
+           "paired tests; the attention entropy (after and before the normaliser's beta) and logit spread of the rows "
+           "that write the answer (docs/science.md#measuring-heads), per head in /arrays.";
   }
   std::vector<runner::ParamSpec> parameters() const override {
     const runner::ParamSpec checkpoint = runner::point_reference_param(
@@ -124,13 +129,16 @@ public:
         metric_real("element_accuracy_high.<normaliser>", "fraction", "Wilson 95% interval over the pooled elements, high end"),
         metric_real("terminated.<normaliser>", "fraction", "samples whose generation ended with the blank line"),
         metric_real("answer_entropy.<normaliser>", "nats", "attention entropy of the answer rows (the last question token and the generated tokens), mean over rows, samples and heads"),
+        metric_real("answer_entropy_before_beta.<normaliser>", "nats", "entropy of softmax of the same rows' logits, before the normaliser's beta (for softmax the same as answer_entropy, up to the float rounding of p): the logits' own sharpness, mean over rows, samples and heads"),
         metric_real("answer_entropy_uniform.<normaliser>", "nats", "ln k over the same rows: the entropy of uniform attention over their k keys"),
         metric_real("answer_delta.<normaliser>", "logit units", "logit spread delta_row (max - min of the row's scaled, masked logits) of the answer rows, mean over rows, samples and heads"),
         metric_real("answer_delta_max.<normaliser>", "logit units", "largest delta_row of the answer rows over samples and heads"),
+        array_integer("answer_index", {"*"}, "", "per sample: the largest input index the expected final output names (minimum: the answer's index), -1 when it names none (values, masks); the same samples for every normaliser"),
         array_integer("correct_final.<normaliser>", {"*"}, "", "per sample: 1 when the final output is exactly right"),
         array_integer("correct_answer.<normaliser>", {"*"}, "", "per sample: 1 when the whole answer is exactly right"),
         array_real("element_fraction.<normaliser>", {"*"}, "fraction", "per sample: fraction of final-output elements right"),
         array_real("answer_entropy_heads.<normaliser>", {"*", "*"}, "nats", "[layer, head] entropy of the answer rows, mean over rows and samples"),
+        array_real("answer_entropy_before_beta_heads.<normaliser>", {"*", "*"}, "nats", "[layer, head] entropy before beta of the answer rows, mean over rows and samples"),
         array_real("answer_delta_heads.<normaliser>", {"*", "*"}, "logit units", "[layer, head] delta_row of the answer rows, mean over rows and samples"),
         array_real("answer_delta_max_heads.<normaliser>", {"*", "*"}, "logit units", "[layer, head] largest delta_row of the answer rows over samples"),
     };
@@ -170,6 +178,9 @@ public:
       const std::uint64_t key = ctx.stream_key("data");
       for (std::size_t i = 0; i < samples; ++i) drawn.push_back(text::draw_sample(key, algorithm, length, i, m.mix.trace));
     }
+    std::vector<std::int64_t> answer_index;
+    for (const text::Sample& s : drawn) answer_index.push_back(text::largest_output_index(algorithm, s));
+    r.set_array("answer_index", answer_index);
     for (const std::string& item : items) {
       transformer::TransformerConfig config = m.config;
       if (item != "trained") config.normaliser = item;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 
 #include "core/errors.hpp"
 #include "normalisers/learned_scalars.hpp"
@@ -76,6 +77,15 @@ TrainingCurve make_curve() {
       {"eval_token_accuracy", "fraction", "answer tokens right on the evaluation set (teacher-forced)"},
       {"eval_exact_match", "fraction", "evaluation samples with every answer token right (= greedy exact match of the answer)"},
   });
+}
+
+// The progress line of a curve entry: its training loss and the evaluation set's figures.
+std::string progress_detail(const TrainingCurve& curve) {
+  char b[160];
+  std::snprintf(b, sizeof b, "train loss %.4f, eval loss %.4f, exact match %.3f on the evaluation set",
+                curve.series("train_loss").back(), curve.series("eval_loss").back(),
+                curve.series("eval_exact_match").back());
+  return b;
 }
 
 std::vector<std::string> tensor_names(const Point& p) {
@@ -220,6 +230,7 @@ public:
       trainer.optimiser().set_steps(saved->count("step"));
       curve.load_state(*saved);
     }
+    const std::int64_t first_step = trainer.steps_done();
     while (trainer.steps_done() < steps) {
       const std::uint64_t first = std::uint64_t(trainer.steps_done()) * batch;
       const text_model::TokenBatch b = text_model::make_token_batch(draw_batch(mix, data_key, first, batch));
@@ -241,6 +252,7 @@ public:
                             {"eval_loss", e.loss},
                             {"eval_token_accuracy", e.token_accuracy},
                             {"eval_exact_match", e.exact_match}});
+        ctx.report_progress({"step", done, steps, first_step, progress_detail(curve)});
       }
       if (done < steps && ctx.checkpoint_due()) {
         runner::CheckpointState state;

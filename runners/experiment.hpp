@@ -16,6 +16,15 @@
 
 namespace sharp::runner {
 
+// A long point's progress at one of its milestones (a training's evaluation): `done` of `total`
+// units, `first` of them done before this run (a resumed checkpoint), and what the point has to say
+// ("loss 0.41, exact match 0.65"). The runner adds the time elapsed and the time remaining.
+struct PointProgress {
+  std::string unit;              // "step"
+  std::int64_t done = 0, total = 0, first = 0;
+  std::string detail;
+};
+
 // Services the runner offers to a point while it runs.
 class PointContext {
 public:
@@ -31,6 +40,8 @@ public:
   virtual std::optional<CheckpointState> load_checkpoint() = 0;
   virtual void save_checkpoint(const CheckpointState& state) = 0;
   virtual bool checkpoint_due() const = 0;
+  // One progress line on stderr (runners/progress.hpp), unless --quiet.
+  virtual void report_progress(const PointProgress& progress) { (void)progress; }
 };
 
 class Experiment {

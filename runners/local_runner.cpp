@@ -41,9 +41,10 @@ std::mutex& h5_mutex() {
 class LocalPointContext final : public PointContext {
 public:
   LocalPointContext(const Experiment& e, const Point& p, const std::string& parts_dir, int threads,
-                    double checkpoint_every)
+                    double checkpoint_every, Progress* progress, bool quiet)
       : experiment_(e), point_(p), ckpt_(checkpoint_path(parts_dir, p.id)), threads_(threads),
-        every_(checkpoint_every), last_save_(std::chrono::steady_clock::now()) {
+        every_(checkpoint_every), last_save_(std::chrono::steady_clock::now()), start_(last_save_),
+        progress_(progress), quiet_(quiet) {
     for (const StreamSpec& s : e.streams()) keys_[s.name] = runner::stream_key(e.name(), s, p);
   }
   int threads() const override { return threads_; }
@@ -71,6 +72,12 @@ public:
     return interrupted() ||
            std::chrono::duration<double>(std::chrono::steady_clock::now() - last_save_).count() >= every_;
   }
+  // Through the run's progress display; an MPI worker (no display) prints the line itself.
+  void report_progress(const PointProgress& p) override {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (progress_) progress_->point_progress(point_.id, p, elapsed);
+    else if (!quiet_) std::fprintf(stderr, "%s\n", format_point_progress(point_.id, p, elapsed).c_str());
+  }
 
 private:
   const Experiment& experiment_;
@@ -78,7 +85,9 @@ private:
   std::string ckpt_;
   int threads_;
   double every_;
-  std::chrono::steady_clock::time_point last_save_;
+  std::chrono::steady_clock::time_point last_save_, start_;
+  Progress* progress_;
+  bool quiet_;
   std::map<std::string, std::uint64_t> keys_;
 };
 
@@ -244,12 +253,12 @@ std::vector<int> assign_shards(const std::vector<double>& costs, int shards) {
 }
 
 void execute_point(const Experiment& experiment, const Grid& grid, const Point& point,
-                   const RunOptions& options, const std::string& parts_dir, int threads) {
+                   const RunOptions& options, const std::string& parts_dir, int threads, Progress* progress) {
   PointTiming timing;
   timing.created = utc_now_iso();
   timing.threads = threads;
   const auto start = std::chrono::steady_clock::now();
-  LocalPointContext ctx(experiment, point, parts_dir, threads, options.checkpoint_every);
+  LocalPointContext ctx(experiment, point, parts_dir, threads, options.checkpoint_every, progress, options.quiet);
   // Fault injection for the failure tests: SHARP_INJECT_FAILURE=<point id> makes that point throw.
   if (const char* victim = std::getenv("SHARP_INJECT_FAILURE"); victim && point.id == victim)
     throw std::runtime_error("injected failure (SHARP_INJECT_FAILURE=" + point.id + ")");
@@ -429,7 +438,7 @@ int run_local(const Experiment& experiment, const Grid& grid, const RunOptions& 
       const Point& p = *todo[i];
       const auto t0 = std::chrono::steady_clock::now();
       try {
-        execute_point(experiment, grid, p, options, parts_dir, inner);
+        execute_point(experiment, grid, p, options, parts_dir, inner, &progress);
         ++finished_now;
         progress.finished(p.id, p.describe(), experiment.estimated_cost(p),
                           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

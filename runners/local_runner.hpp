@@ -24,9 +24,13 @@ std::uint64_t stream_key(const std::string& experiment, const StreamSpec& stream
 // (ties: lower shard, lower point index), so shards of uneven points take similar time.
 std::vector<int> assign_shards(const std::vector<double>& costs, int shards);
 
-// Runs one point with `threads` threads and writes its part file. Throws on failure.
+class Progress;
+
+// Runs one point with `threads` threads and writes its part file. Throws on failure. The point's
+// progress lines go to `progress` (nullptr: straight to stderr unless --quiet).
 void execute_point(const Experiment& experiment, const Grid& grid, const Point& point,
-                   const RunOptions& options, const std::string& parts_dir, int threads);
+                   const RunOptions& options, const std::string& parts_dir, int threads,
+                   Progress* progress = nullptr);
 
 // What a run has to do, decided from the files before any point runs (by rank 0 under MPI).
 // Prints the output of --dry-run and --status; takes the output's lock (docs/architecture.md#locking);

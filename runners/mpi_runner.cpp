@@ -241,7 +241,7 @@ int run_mpi(const Experiment& experiment, const Grid& grid, const RunOptions& op
     if (!p) break;
     const auto t0 = std::chrono::steady_clock::now();
     try {
-      execute_point(experiment, grid, *p, options, parts_dir, options.threads);
+      execute_point(experiment, grid, *p, options, parts_dir, options.threads, &progress);
       ++finished_now;
     } catch (const PointInterrupted&) {
       break;

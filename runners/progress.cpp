@@ -67,6 +67,22 @@ void Progress::failed(const std::string& id, const std::string& description, con
   std::fprintf(stderr, "point %s (%s) failed: %s\n", id.c_str(), description.c_str(), error.c_str());
 }
 
+std::string format_point_progress(const std::string& id, const PointProgress& p, double elapsed) {
+  const std::int64_t done_here = p.done - p.first;
+  const double remaining = done_here > 0 ? elapsed * double(p.total - p.done) / double(done_here) : NAN;
+  return id + " " + p.unit + " " + std::to_string(p.done) + "/" + std::to_string(p.total) + ": " + p.detail +
+         "; elapsed " + format_duration(elapsed) + ", remaining " + (done_here > 0 ? format_duration(remaining) : "?");
+}
+
+void Progress::point_progress(const std::string& id, const PointProgress& progress, double elapsed_seconds) {
+  std::lock_guard lock(mutex_);
+  if (quiet_) return;
+  if (bar_drawn_) std::fprintf(stderr, "\r\033[K");   // the line goes above the bar, which is redrawn
+  std::fprintf(stderr, "%s\n", format_point_progress(id, progress, elapsed_seconds).c_str());
+  if (bar_drawn_) draw_bar();
+  std::fflush(stderr);
+}
+
 void Progress::close() {
   std::lock_guard lock(mutex_);
   if (bar_drawn_) std::fprintf(stderr, "\n");

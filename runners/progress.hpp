@@ -1,9 +1,12 @@
 #pragma once
 // Progress of a run on stderr: a redrawn bar (points done, rate, ETA) on a terminal, one line per
-// finished point otherwise (logs of batch jobs), nothing with --quiet. Thread-safe.
+// finished point otherwise (logs of batch jobs), and the lines long points report at their
+// milestones (PointContext::report_progress); nothing with --quiet. Thread-safe.
 #include <chrono>
 #include <mutex>
 #include <string>
+
+#include "runners/experiment.hpp"
 
 namespace sharp::runner {
 
@@ -13,6 +16,8 @@ public:
   Progress(std::size_t points, double total_cost, bool quiet);
   void finished(const std::string& id, const std::string& description, double cost, double seconds);
   void failed(const std::string& id, const std::string& description, const std::string& error);
+  // A point's own progress line (format_point_progress), above the bar on a terminal.
+  void point_progress(const std::string& id, const PointProgress& progress, double elapsed_seconds);
   void close();  // ends the bar's line
 
 private:
@@ -25,5 +30,8 @@ private:
 };
 
 std::string format_duration(double seconds);  // "1:02:03", "4:05", "12.3 s"
+// "<id> step 500/3000: <detail>; elapsed 1:02, remaining 5:10" — the time remaining at the rate of
+// this run (units done since `first` over the seconds elapsed), "?" before any unit is done.
+std::string format_point_progress(const std::string& id, const PointProgress& progress, double elapsed_seconds);
 
 }  // namespace sharp::runner

@@ -8,7 +8,7 @@ namespace sharp::head_measure {
 
 AnswerRows::AnswerRows(std::size_t layers, std::size_t heads, std::size_t first_row)
     : layers_(layers), heads_(heads), first_row_(first_row), entropy_sum_(layers * heads),
-      delta_sum_(layers * heads), delta_max_(layers * heads, -std::numeric_limits<double>::infinity()),
+      entropy_before_beta_sum_(layers * heads), delta_sum_(layers * heads), delta_max_(layers * heads, -std::numeric_limits<double>::infinity()),
       ln_k_sum_(layers * heads), rows_(layers * heads) {}
 
 template <class T>
@@ -19,6 +19,7 @@ void AnswerRows::keep(const transformer::AttentionTile<T>& tile) {
     const transformer::AttentionRowStats& s = tile.stats[r];
     const double delta = s.logit_max - s.logit_min;
     entropy_sum_[slot] += s.entropy;
+    entropy_before_beta_sum_[slot] += s.entropy_before_beta;
     delta_sum_[slot] += delta;
     delta_max_[slot] = std::max(delta_max_[slot], delta);
     ln_k_sum_[slot] += std::log(double(s.keys));
@@ -32,6 +33,7 @@ void AnswerRows::observe(const transformer::AttentionTile<double>& tile) { keep(
 void AnswerRows::merge(const AnswerRows& other) {
   for (std::size_t i = 0; i < rows_.size(); ++i) {
     entropy_sum_[i] += other.entropy_sum_[i];
+    entropy_before_beta_sum_[i] += other.entropy_before_beta_sum_[i];
     delta_sum_[i] += other.delta_sum_[i];
     delta_max_[i] = std::max(delta_max_[i], other.delta_max_[i]);
     ln_k_sum_[i] += other.ln_k_sum_[i];
@@ -53,6 +55,7 @@ std::vector<double> per_row(const std::vector<double>& sum, const std::vector<st
 }  // namespace
 
 std::vector<double> AnswerRows::entropy_mean() const { return per_row(entropy_sum_, rows_); }
+std::vector<double> AnswerRows::entropy_before_beta_mean() const { return per_row(entropy_before_beta_sum_, rows_); }
 std::vector<double> AnswerRows::delta_mean() const { return per_row(delta_sum_, rows_); }
 
 std::vector<double> AnswerRows::delta_max() const {

@@ -26,9 +26,10 @@ class TemplatedForward : public Normaliser {
 
 // dL/dz for p = softmax(beta z) on one row: grad_z = beta p (v - <p, v>). Returns dL/dbeta =
 // sum_k p_k (v_k - <p, v>)(z_k - max z), shifted by max z (the sum is shift-invariant) to avoid
-// cancellation on rows like z + 1e6. Masked entries (p = 0) get 0.
+// cancellation on rows like z + 1e6 (0 without with_dbeta: a head without learned scalars skips the
+// sum). Masked entries (p = 0) get 0.
 double softmax_backward_row(const double* z, const double* p, const double* v, double* grad_z,
-                            std::size_t n, double beta);
+                            std::size_t n, double beta, bool with_dbeta = true);
 
 // The vector-Jacobian product of a Jacobian diag(g) - g g^T / sum g (entmax, sparsemax with g = 1 on
 // the support, Stieltjes): grad = g v - g (sum g v) / (sum g).

@@ -17,22 +17,21 @@
 namespace sharp::norm::detail {
 
 double softmax_backward_row(const double* z, const double* p, const double* v, double* grad_z,
-                            std::size_t n, double beta) {
-  double pv = 0.0, m = -std::numeric_limits<double>::infinity();
-  for (std::size_t i = 0; i < n; ++i) {
-    if (p[i] > 0.0) {
-      pv += p[i] * v[i];
-      m = std::max(m, z[i]);
-    }
-  }
+                            std::size_t n, double beta, bool with_dbeta) {
+  double pv = 0.0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (p[i] > 0.0) pv += p[i] * v[i];
+  // Element-wise (it vectorises); dL/dbeta, a sum in index order, only when asked for.
+  for (std::size_t i = 0; i < n; ++i) grad_z[i] = p[i] > 0.0 ? beta * (p[i] * (v[i] - pv)) : 0.0;
+  if (!with_dbeta) return 0.0;
+  double m = -std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < n; ++i)
+    if (p[i] > 0.0) m = std::max(m, z[i]);
   double dbeta = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
     if (p[i] > 0.0) {
       const double a = p[i] * (v[i] - pv);
-      grad_z[i] = beta * a;
       dbeta += a * (z[i] - m);
-    } else {
-      grad_z[i] = 0.0;
     }
   }
   return dbeta;
@@ -136,7 +135,7 @@ void SoftmaxFamily::backward_row(const double* z, const double* p, const double*
   const Temperature& t = temperature_;
   if (!t.needs_entropy_pass()) {
     const std::size_t keys = t.depends_on_keys() ? scan_row(z, n).unmasked : n;
-    const double dbeta = softmax_backward_row(z, p, v, grad_z, n, t.beta(keys));
+    const double dbeta = softmax_backward_row(z, p, v, grad_z, n, t.beta(keys), grad_params != nullptr);
     if (grad_params) parameter_gradients(dbeta, keys, grad_params);
     return;
   }

@@ -98,7 +98,7 @@ class TopK final : public TemplatedForward<TopK> {
                     std::size_t n, Workspace& ws) const override {
     const RowScan scan = scan_row(z, n);
     if (k_ >= scan.unmasked) {
-      softmax_backward_row(z, p, v, grad_z, n, 1.0);
+      softmax_backward_row(z, p, v, grad_z, n, 1.0, false);
       return;
     }
     std::uint32_t* idx = nullptr;

@@ -14,6 +14,7 @@ std::string_view algorithm_name(Algorithm a) {
     case Algorithm::bubble_sort: return "bubble_sort";
     case Algorithm::heapsort: return "heapsort";
     case Algorithm::quicksort: return "quicksort";
+    case Algorithm::max_value: return "max_value";
   }
   return "?";
 }
@@ -38,6 +39,12 @@ bool is_sorting(Algorithm a) {
 
 bool has_pair_trace(Algorithm a) {
   return a == Algorithm::binary_search || a == Algorithm::find_maximum_subarray_kadane;
+}
+
+bool has_trace(Algorithm a) { return a != Algorithm::max_value; }
+
+bool output_is_index(Algorithm a) {
+  return a == Algorithm::minimum || a == Algorithm::binary_search || a == Algorithm::find_maximum_subarray_kadane;
 }
 
 }  // namespace sharp::text

@@ -1,6 +1,7 @@
 #pragma once
 // The algorithms of the CLRS-Text format this suite generates (docs/science.md#clrs-text-format):
 // their names as printed, which inputs they take, and whether their trace grows quadratically.
+// max_value is this suite's own task in the same grammar (the max-retrieval task as text), not CLRS's.
 #include <array>
 #include <string>
 #include <string_view>
@@ -17,12 +18,13 @@ enum class Algorithm {
   bubble_sort,
   heapsort,
   quicksort,
+  max_value,   // ours: the value of the highest-priority item (appended: the draws of the others keep their keys)
 };
 
-inline constexpr std::array<Algorithm, 8> kAlgorithms = {
+inline constexpr std::array<Algorithm, 9> kAlgorithms = {
     Algorithm::minimum,        Algorithm::binary_search, Algorithm::find_maximum_subarray_kadane,
     Algorithm::activity_selector, Algorithm::insertion_sort, Algorithm::bubble_sort,
-    Algorithm::heapsort,       Algorithm::quicksort};
+    Algorithm::heapsort,       Algorithm::quicksort,     Algorithm::max_value};
 
 // The name printed on the first line of a sample ("heapsort").
 std::string_view algorithm_name(Algorithm a);
@@ -35,5 +37,10 @@ std::string algorithm_names();
 bool is_sorting(Algorithm a);
 // binary_search and kadane: states are (low, high) pairs in parentheses.
 bool has_pair_trace(Algorithm a);
+// Whether the algorithm records hint states at all (max_value does not: it is drawn without traces).
+bool has_trace(Algorithm a);
+// Whether the final output names input positions (minimum, binary_search, kadane) rather than values
+// (the sorts, max_value) or a mask (activity_selector).
+bool output_is_index(Algorithm a);
 
 }  // namespace sharp::text

@@ -184,8 +184,23 @@ Execution quicksort(std::vector<Milli> a) {
   return e;
 }
 
+// The value of the highest-priority item; ties go to the lower index. No hint states (no trace).
+Execution max_value(const std::vector<Milli>& priority, const std::vector<Milli>& value) {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < priority.size(); ++i)
+    if (priority[i] > priority[best]) best = i;  // strict: the first of equal priorities wins
+  Execution e;
+  e.output = format_milli(value[best]);
+  return e;
+}
+
 void check_input(Algorithm a, const TaskInput& in) {
   const std::string name(algorithm_name(a));
+  if (a == Algorithm::max_value) {
+    if (in.priority.size() != in.value.size()) throw BadInput(name + ": priority and value need the same number of items");
+    if (in.priority.size() < 2) throw BadInput(name + ": needs at least 2 items");
+    return;
+  }
   if (a == Algorithm::activity_selector) {
     if (in.s.size() != in.f.size()) throw BadInput(name + ": s and f need the same number of values");
     if (in.s.size() < 2) throw BadInput(name + ": needs at least 2 activities");
@@ -222,6 +237,7 @@ Execution execute(Algorithm a, const TaskInput& in) {
     case Algorithm::bubble_sort: return bubble_sort(in.key);
     case Algorithm::heapsort: return heapsort(in.key);
     case Algorithm::quicksort: return quicksort(in.key);
+    case Algorithm::max_value: return max_value(in.priority, in.value);
   }
   throw BadInput("unknown algorithm");
 }

@@ -15,6 +15,8 @@ std::string input_fields(Algorithm a, const TaskInput& in) {
       return "key: " + format_array(in.key) + ", target: " + format_milli(in.target);
     case Algorithm::activity_selector:
       return "s: " + format_array(in.s) + ", f: " + format_array(in.f);
+    case Algorithm::max_value:
+      return "priority: " + format_array(in.priority) + ", value: " + format_array(in.value);
     default:
       return "key: " + format_array(in.key);
   }
@@ -26,6 +28,7 @@ std::string output_names(Algorithm a, bool trace) {
     case Algorithm::binary_search: return trace ? "(low, high)" : "return";
     case Algorithm::find_maximum_subarray_kadane: return trace ? "(best_low, best_high)" : "start, end";
     case Algorithm::activity_selector: return "selected";
+    case Algorithm::max_value: return "value";
     default: return "pred";
   }
 }
@@ -54,6 +57,12 @@ TaskInput draw_input(std::uint64_t seed, Algorithm a, int length, std::uint64_t 
     case Algorithm::find_maximum_subarray_kadane:
       for (std::size_t i = 0; i < n; ++i) in.key.push_back(truncate_to_milli(-1.0 + 2.0 * u(i)));
       break;
+    case Algorithm::max_value:
+      for (std::size_t i = 0; i < n; ++i) {
+        in.priority.push_back(truncate_to_milli(u(i)));
+        in.value.push_back(truncate_to_milli(u(n + i)));
+      }
+      break;
     case Algorithm::activity_selector:
       for (std::size_t i = 0; i < n; ++i) {
         const double u1 = u(i), u2 = u(n + i);
@@ -68,6 +77,7 @@ TaskInput draw_input(std::uint64_t seed, Algorithm a, int length, std::uint64_t 
 }
 
 Sample render(Algorithm a, const TaskInput& input, bool trace) {
+  if (trace && !has_trace(a)) throw BadInput(std::string(algorithm_name(a)) + " has no trace: draw it without one");
   const Execution e = execute(a, input);
   const std::string name(algorithm_name(a));
   Sample s;
@@ -114,6 +124,8 @@ int token_bound(Algorithm a, int n, bool trace) {
     case Algorithm::quicksort:
       // sorted input is the worst case: partitions of n, n - 1, ..., 2 keys, one state per comparison and pivot swap
       inputs = 2 + array; state = array; states = n * (n + 1) / 2 - 1; output = array; break;
+    case Algorithm::max_value:  // "priority: [..], value: [..]" and one number; no trace
+      return name_tokens + 3 + array + 5 + array + 1 + 8 + number + 2;
   }
   const int names = 8;  // the output names line, at most 8 tokens ("(best_low, best_high):\n")
   if (!trace) return name_tokens + inputs + 1 + names + output + 2;
@@ -126,6 +138,7 @@ std::string length_refusal(Algorithm a, int length, bool trace) {
   const std::string what = std::string(algorithm_name(a)) + (trace ? " with trace" : "") + " at length " +
                            std::to_string(length);
   if (length < 4 || length > 1024) return what + ": lengths run from 4 to 1024";
+  if (trace && !has_trace(a)) return what + ": " + std::string(algorithm_name(a)) + " has no trace (draw it without one)";
   if (trace && is_sorting(a) &&
       std::find(std::begin(kQuadraticTraceLengths), std::end(kQuadraticTraceLengths), length) ==
           std::end(kQuadraticTraceLengths)) {
@@ -137,6 +150,20 @@ std::string length_refusal(Algorithm a, int length, bool trace) {
            std::to_string(kMaxSampleTokens);
   }
   return {};
+}
+
+int largest_output_index(Algorithm a, const Sample& sample) {
+  if (!output_is_index(a)) return -1;
+  int largest = -1, current = -1;
+  for (char c : sample.final_output + " ") {
+    if (c >= '0' && c <= '9') {
+      current = (current < 0 ? 0 : current * 10) + (c - '0');
+    } else {
+      largest = std::max(largest, current);
+      current = -1;
+    }
+  }
+  return largest;
 }
 
 }  // namespace sharp::text

@@ -20,11 +20,13 @@ struct Sample {
 };
 
 // The input of sample `index`: keys U[0,1) (kadane U[-1,1)); binary_search sorted keys and a
-// U[0,1) target; activity_selector s = min(u1,u2), f = max(u1,u2); every value truncated to 3
-// decimals after it is drawn (and after sorting, min and max), as CLRS's sampler does.
+// U[0,1) target; activity_selector s = min(u1,u2), f = max(u1,u2); max_value priorities and values
+// U[0,1); every value truncated to 3 decimals after it is drawn (and after sorting, min and max), as
+// CLRS's sampler does.
 TaskInput draw_input(std::uint64_t seed, Algorithm a, int length, std::uint64_t index);
 
-// Formats one input (drawn or given) as a sample.
+// Formats one input (drawn or given) as a sample. Throws BadInput for a trace of an algorithm that
+// has none (max_value) and for an input that does not fit the algorithm.
 Sample render(Algorithm a, const TaskInput& input, bool trace);
 
 inline Sample draw_sample(std::uint64_t seed, Algorithm a, int length, std::uint64_t index, bool trace) {
@@ -40,7 +42,13 @@ inline constexpr int kQuadraticTraceLengths[] = {4, 5, 10};
 // states the algorithm can record), so that whether a length is allowed does not depend on the draw.
 int token_bound(Algorithm a, int length, bool trace);
 // Empty when (algorithm, length, trace) may be drawn, else the reason it may not: length < 4 or
-// > 1024, a sorting trace at a length outside kQuadraticTraceLengths, or token_bound > kMaxSampleTokens.
+// > 1024, a trace of an algorithm without one, a sorting trace at a length outside
+// kQuadraticTraceLengths, or token_bound > kMaxSampleTokens.
 std::string length_refusal(Algorithm a, int length, bool trace);
+
+// The largest input position the expected final output names (minimum: the answer's index;
+// kadane: its end; a pair trace's (low, high): high), or -1 when the output names none (values,
+// masks). A model trained on lengths up to L never wrote an index >= L: docs/science.md#algorithmic-text.
+int largest_output_index(Algorithm a, const Sample& sample);
 
 }  // namespace sharp::text

@@ -11,13 +11,15 @@ namespace {
 constexpr std::array<std::string_view, 17> kCharacters = {
     "\n", " ", "(", ")", ",", "-", ".", ":", "[", "]", "|", "0", "1", "2", "3", "4", "5"};
 constexpr std::array<std::string_view, 4> kMoreDigits = {"6", "7", "8", "9"};
-constexpr std::array<std::string_view, 24> kWords = {
+constexpr std::array<std::string_view, 27> kWords = {
     // algorithms
     "minimum", "binary_search", "find_maximum_subarray_kadane", "activity_selector", "insertion_sort",
     "bubble_sort", "heapsort", "quicksort",
     // field names
     "key", "target", "s", "f", "initial_trace", "trace", "pred", "min", "return", "start", "end", "selected",
-    "low", "high", "best_low", "best_high"};
+    "low", "high", "best_low", "best_high",
+    // max_value (ours): its name and fields
+    "max_value", "priority", "value"};
 
 constexpr int kCharCount = static_cast<int>(kCharacters.size() + kMoreDigits.size());
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/online_softmax.hpp"
 #include "nn/gemm.hpp"
 #include "transformer/parallel_items.hpp"
 
@@ -35,6 +36,10 @@ AttentionRowStats attention_row_stats(const T* z, const T* p, std::size_t k, con
   s.alpha_min = pmin;
   s.entropy = h;
   s.support = support;
+  OnlineSoftmax<> logits;   // reference at the max: no rescaling, every term <= 1
+  logits.rescale_to(zmax);
+  for (std::size_t j = 0; j < k; ++j) logits.add(double(z[j]));
+  s.entropy_before_beta = logits.entropy();
   const norm::Temperature* temperature = normaliser.temperature();
   s.beta = temperature ? norm::row_beta(*temperature, z, k) : std::numeric_limits<double>::quiet_NaN();
   return s;
@@ -131,7 +136,11 @@ void attention_backward(T* dqkv, const T* dout, const T* qkv, const AttentionSha
   // accumulate over the tiles in tile order; an encoder head is one tile of n rows (its forward tiles
   // lie one after another, the head's [n, n] block).
   const std::size_t tile_rows = shape.causal ? kTileRows : n;
-  std::vector<T> dP(tile_rows * n), dS(tile_rows * n);
+  thread_local std::vector<T> dP, dS;   // kept between calls: every entry used is written first
+  if (dP.size() < tile_rows * n) {
+    dP.resize(tile_rows * n);
+    dS.resize(tile_rows * n);
+  }
   std::vector<double> row_params;
   for (std::size_t b = 0; b < B; ++b) {
     for (std::size_t h = 0; h < H; ++h) {

@@ -39,6 +39,7 @@ void transformer_backward(const Transformer& model, const T* params, const std::
     layer_norm_backward(dx.data(), grads + L.final_gain, grads + L.final_bias, dtmp.data(), cache.x_out.data(),
                         cache.mean_f.data(), cache.rstd_f.data(), params + L.final_gain, R, d);
 
+  const RopeTable rope = c.positional == Positional::Rope ? rope_table(0, n, dh) : RopeTable{};
   // dx holds dL/d(output of block l); it becomes dL/d(input of block l).
   for (std::size_t l = c.layers; l-- > 0;) {
     const BlockOffsets& o = L.blocks[l];
@@ -76,7 +77,7 @@ void transformer_backward(const Transformer& model, const T* params, const std::
         g = T(double(g) + dscalars[h * np + spec.index[i]] * norm::learned_derivative(spec, i, raw));
       }
     if (c.positional == Positional::Rope)
-      for (std::size_t r = 0; r < R; ++r) rope_rotate(dqkv.data() + r * W3, 1, W3, 2 * H, dh, r % n, true);
+      for (std::size_t r = 0; r < R; ++r) rope_rotate_row(dqkv.data() + r * W3, 2 * H, dh, r % n, rope, true);
     // qkv = a W_qkvᵀ + b_qkv, a = LN1(x_in)
     const T* a = c.layer_norm ? bc.ln1.data() : bc.x_in.data();
     nn::linear_backward(dtmp.data(), grads + o.qkv_weight, grads + o.qkv_bias, dqkv.data(), a,

@@ -29,10 +29,11 @@ constexpr double kLn2 = 0.693147180559945309417;
 }
 
 // Running statistics of one query row: the library's online softmax at scale β (reference = the
-// running max), and the smallest logit.
+// running max), and the smallest logit. For an observer, the logits' own statistics at β = 1
+// (`plain`, summed only where β ≠ 1 without an entropy pass; with one, that pass's entropy).
 struct RowState {
-  OnlineSoftmax<> stats;
-  double zmin = kInf, beta = 1.0;
+  OnlineSoftmax<> stats, plain;
+  double zmin = kInf, beta = 1.0, entropy_before_beta = 0.0;
 };
 
 // Float models: the logits z[0..count) of one row's block in float lanes: their max, min and whether
@@ -196,6 +197,17 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
           }
           RowState& st = sc.rows[r];
           st.zmin = std::min(st.zmin, bmin);
+          if (observer && accumulate && !temperature.needs_entropy_pass() && st.beta != 1.0) {   // before the store below
+            if (bmax > st.plain.shift) st.plain.rescale_to(bmax);
+            double s1, t1;
+            if constexpr (std::is_same_v<T, float>) {
+              block_sums(srow, valid, float(simd::kLog2e), float(st.plain.shift), false, Exp2Weights{}, s1, t1);
+              t1 *= kLn2;
+            } else {
+              block_sums(z, valid, 1.0, st.plain.shift, false, [](auto u) { return simd::exp_bounded(u); }, s1, t1);
+            }
+            st.plain.add_sums(s1, t1);
+          }
           if (bmax > st.stats.shift) {   // the reference follows the max; the output sum follows too
             const double f = st.stats.rescale_to(bmax, st.beta);
             if (accumulate && f != 1.0)
@@ -223,7 +235,8 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
     if (temperature.needs_entropy_pass()) {
       pass(false);
       for (RowState& st : sc.rows) {
-        st.beta = temperature.beta_after(st.stats.entropy());
+        st.entropy_before_beta = st.stats.entropy();   // the first pass is at β = 1
+        st.beta = temperature.beta_after(st.entropy_before_beta);
         // The second pass starts from the final max (no rescaling) with fresh sums.
         const double max = st.stats.max;
         st.stats = OnlineSoftmax<>{};
@@ -249,6 +262,9 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
         s.alpha_max = 1.0 / st.stats.total_sum();   // the max's term is e^0 = 1
         s.alpha_min = simd::exp_bounded(st.beta * (st.zmin - st.stats.max)) / st.stats.total_sum();
         s.entropy = st.stats.entropy();
+        s.entropy_before_beta = temperature.needs_entropy_pass() ? st.entropy_before_beta
+                                : st.beta == 1.0       ? s.entropy
+                                                       : st.plain.entropy();
         s.beta = st.beta;
         s.support = s.keys;
       }

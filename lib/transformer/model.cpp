@@ -128,7 +128,13 @@ void transformer_forward(const Transformer& model, const T* params, const std::i
   struct Scratch {
     std::vector<T> a, tmp, pre, act;
   };
-  std::vector<Scratch> scratch(static_cast<std::size_t>(omp_get_max_threads()));
+  // Kept by the calling thread between calls (a trainer calls this for every chunk of every step):
+  // buffers allocated once are neither zeroed nor faulted in again. Slot th is team thread th's.
+  // (A lambda names a thread_local as its running thread's: the team uses this reference instead.)
+  thread_local std::vector<Scratch> kept;
+  std::vector<Scratch>& scratch = kept;
+  if (scratch.size() < static_cast<std::size_t>(omp_get_max_threads()))
+    scratch.resize(static_cast<std::size_t>(omp_get_max_threads()));
   for (Scratch& s : scratch) {
     s.a.resize(kChunkRows * d);
     s.tmp.resize(kChunkRows * d);
@@ -166,6 +172,7 @@ void transformer_forward(const Transformer& model, const T* params, const std::i
     }
   });
 
+  const RopeTable rope = c.positional == Positional::Rope ? rope_table(0, n, dh) : RopeTable{};
   for (std::size_t l = 0; l < c.layers; ++l) {
     const BlockOffsets& o = L.blocks[l];
     BlockCache<T>* bc = cache ? &cache->blocks[l] : nullptr;
@@ -201,7 +208,7 @@ void transformer_forward(const Transformer& model, const T* params, const std::i
       if (query) query->forward(params, a, r0, rows, n, qvalues, qraw);
       nn::linear_forward(q + r0 * W3, a, params + o.qkv_weight, params + o.qkv_bias, rows, d, W3);
       if (c.positional == Positional::Rope)   // q and k of every head: 2H blocks of d_head
-        for (std::size_t r = r0; r < r0 + rows; ++r) rope_rotate(q + r * W3, 1, W3, 2 * H, dh, r % n);
+        for (std::size_t r = r0; r < r0 + rows; ++r) rope_rotate_row(q + r * W3, 2 * H, dh, r % n, rope);
     });
 
     const AttentionShape shape{batch, n, H, dh, c.causal};

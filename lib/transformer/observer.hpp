@@ -13,6 +13,9 @@ struct AttentionRowStats {
   double logit_max = 0, logit_min = 0;   // max and min of the row's logits: δ_row = max − min
   double alpha_max = 0, alpha_min = 0;   // max and min of p over the k keys
   double entropy = 0;                    // −Σ p ln p (nats, 0 ln 0 = 0)
+  double entropy_before_beta = 0;        // −Σ q ln q of q = softmax(logits): the logits' own entropy,
+                                         // before any normaliser's β (for softmax at β = 1, `entropy`
+                                         // up to the rounding of p)
   double beta = 0;                       // effective inverse temperature: softmax β, adaptive's β(H),
                                          // ssmax s·ln k; NaN for the other normalisers
   std::uint32_t keys = 0;                // k: keys the row attends over (causal: query index + 1)

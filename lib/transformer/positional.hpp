@@ -23,6 +23,19 @@ template <class T>
 void rope_rotate(T* x, std::size_t rows, std::size_t ld, std::size_t heads, std::size_t d_head, std::size_t first,
                  bool inverse = false);
 
+// cos θ_i and sin θ_i of positions first … first + count − 1, [count, d_head/2] each, in double: a
+// training step rotates every row of a batch, and its rows repeat the positions 0 … length − 1.
+struct RopeTable {
+  std::size_t first = 0, half = 0;
+  std::vector<double> cos, sin;
+};
+RopeTable rope_table(std::size_t first, std::size_t count, std::size_t d_head);
+
+// rope_rotate of one row at `position` (inside the table), by the table's angles.
+template <class T>
+void rope_rotate_row(T* x, std::size_t heads, std::size_t d_head, std::size_t position, const RopeTable& table,
+                     bool inverse = false);
+
 // ALiBi slopes [heads]: slope_h = 2^(−8(h+1)/heads). Head h adds −slope_h·(i − j) (causal) or
 // −slope_h·|i − j| (encoder) to the scaled logit of query i and key j.
 std::vector<double> alibi_slopes(std::size_t heads);

@@ -18,6 +18,20 @@ nn::AdamWConfig with_decay_size(nn::AdamWConfig c, std::size_t decay_size) {
   return c;
 }
 
+// Rows a chunk of `count` sequences needs: through the last counted target of any of them (a causal
+// model's later rows reach nothing the loss sees). length when none is counted or the model is not causal.
+std::size_t rows_needed(const std::int32_t* targets, std::size_t count, std::size_t length, bool causal) {
+  if (!causal) return length;
+  std::size_t needed = 0;
+  for (std::size_t s = 0; s < count; ++s)
+    for (std::size_t i = length; i > needed; --i)
+      if (targets[s * length + i - 1] != kIgnoreTarget) {
+        needed = i;
+        break;
+      }
+  return needed == 0 ? length : needed;
+}
+
 }  // namespace
 
 Trainer::Trainer(const TrainerConfig& config, std::uint64_t init_key, int threads)
@@ -50,13 +64,25 @@ StepStats Trainer::step(const std::int32_t* inputs, const std::int32_t* targets,
     parallel_for(chunks, Loop{"transformer/trainer-chunks", threads_}, [&](std::size_t ci, int thread) {
       ChunkState& s = states_[std::size_t(thread)];
       const std::size_t first = ci * per_chunk, count = std::min(per_chunk, batch - first);
-      const std::size_t rows = count * length;
       const std::int32_t* in = inputs + first * length;
+      const std::int32_t* out = targets + first * length;
+      const std::size_t used = rows_needed(out, count, length, model_.config().causal);
+      if (used < length) {   // the sequences cut to their first `used` rows
+        s.inputs.resize(count * used);
+        s.targets.resize(count * used);
+        for (std::size_t q = 0; q < count; ++q) {
+          std::copy_n(in + q * length, used, s.inputs.data() + q * used);
+          std::copy_n(out + q * length, used, s.targets.data() + q * used);
+        }
+        in = s.inputs.data();
+        out = s.targets.data();
+      }
+      const std::size_t rows = count * used;
       s.logits.resize(rows * V);
       s.dlogits.resize(rows * V);
       std::vector<float>& g = chunk_grads_[ci];
-      transformer_forward(model_, params_.data(), in, count, length, s.logits.data(), &s.cache);
-      totals[ci] = token_cross_entropy(s.dlogits.data(), s.logits.data(), targets + first * length, rows, V, scale);
+      transformer_forward(model_, params_.data(), in, count, used, s.logits.data(), &s.cache);
+      totals[ci] = token_cross_entropy(s.dlogits.data(), s.logits.data(), out, rows, V, scale);
       transformer_backward(model_, params_.data(), in, s.dlogits.data(), s.cache, g.data());
     });
   }

@@ -8,6 +8,9 @@
 // sequence); each chunk's forward and backward run serially (BLAS too) on one thread into its own
 // gradient buffer; the chunk gradients are summed in chunk order in double. So a step is bit-identical
 // for any thread count.
+// A causal chunk runs only through its last counted target (trailing pads of every sequence of the
+// chunk dropped): in a causal model those rows reach no earlier row and their gradient is exactly 0,
+// so dropping them changes no bit of the step, only its cost (text batches pad to the longest sample).
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -55,6 +58,7 @@ class Trainer {
   struct ChunkState {
     ForwardCache<float> cache;
     std::vector<float> logits, dlogits;
+    std::vector<std::int32_t> inputs, targets;   // the chunk's sequences cut to the rows it needs
   };
   TrainerConfig config_;
   Transformer model_;

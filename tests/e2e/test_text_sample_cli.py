@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """End-to-end test of sharp-text-sample (docs/science.md#clrs-text-format): the heapsort example with
-traces reproduced character for character from --keys, a drawn sample reproducible from
+traces reproduced character for character from --keys, a max_value record from --priority/--value
+(a tie included) and drawn max_value samples whose answer is one of their values, a drawn sample reproducible from
 (seed, algorithm, length, index), the notice that these are generated samples on stderr, and bad
 command lines refused with exit status 2, one line on stderr and nothing on stdout."""
 import os
@@ -24,6 +25,21 @@ class TextSampleCli(unittest.TestCase):
         self.assertEqual(len(lines[3].split(" | ")[0].split("], ")), 21)  # 21 states, as the released record
         self.assertTrue(r.stdout.endswith(" | [0.055 0.077 0.512 0.639 0.713 0.905]\n\n"))
         self.assertIn("not the released", r.stderr)
+
+    def test_max_value_records_from_priority_and_value(self):
+        # Ours, not CLRS's (docs/science.md#clrs-text-format); the tie of 0.8 goes to the lower index.
+        r = run("sharp-text-sample", "--algorithm", "max_value", "--priority", "0.5,0.8,0.1,0.8",
+                "--value", "0.1,0.25,0.9,0.75", check=0)
+        self.assertEqual(r.stdout, "max_value:\npriority: [0.5 0.8 0.1 0.8], value: [0.1 0.25 0.9 0.75]\nvalue:\n0.25\n\n")
+        d = run("sharp-text-sample", "--algorithm", "max_value", "--length", "6", "--count", "3", check=0)
+        records = d.stdout.split("\n\n")[:-1]
+        self.assertEqual(len(records), 3)
+        for record in records:
+            lines = record.split("\n")
+            self.assertEqual(lines[0], "max_value:")
+            values = lines[1].split("value: [")[1].rstrip("]").split(" ")
+            self.assertEqual(len(values), 6)
+            self.assertIn(lines[3], values)
 
     def test_drawn_samples_are_a_function_of_seed_algorithm_length_index(self):
         a = run("sharp-text-sample", "--algorithm", "quicksort", "--length", "9", "--seed", "4", "--index", "2", check=0)
@@ -51,6 +67,12 @@ class TextSampleCli(unittest.TestCase):
             (["--algorithm", "minimum", "--keys", "0.1,0.2", "--length", "2"], "keys and length"),
             (["--algorithm", "minimum", "--length", "5", "--bogus"], "unknown flag"),
             (["--algorithm", "minimum", "--length", "five"], "non-numeric length"),
+            (["--algorithm", "max_value", "--priority", "0.1,0.2"], "no --value"),
+            (["--algorithm", "max_value", "--priority", "0.1,0.2", "--value", "0.3"], "counts differ"),
+            (["--algorithm", "max_value", "--priority", "0.1,0.2", "--value", "0.3,0.4", "--trace"], "no trace"),
+            (["--algorithm", "max_value", "--length", "6", "--trace"], "no trace, drawn"),
+            (["--algorithm", "max_value", "--keys", "0.1,0.2"], "keys for max_value"),
+            (["--algorithm", "minimum", "--priority", "0.1,0.2", "--value", "0.3,0.4"], "priority for minimum"),
         ]:
             with self.subTest(why):
                 r = run("sharp-text-sample", *args)

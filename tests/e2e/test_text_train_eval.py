@@ -1,8 +1,10 @@
 """sharp-train-text and sharp-eval-text end to end (docs/science.md#algorithmic-text): a training is
 bit-identical with one and two threads and after SIGKILL and resume; a small model trained on
 minimum beats chance by at least 3x in greedy exact match at its training lengths (the measured
-margin is printed) and its answer rows' head measures are sane; eval-text applies adaptive at inference to a softmax-trained model and refuses it
-for a model with learned scalars; bad input is one line with exit 2.
+margin is printed) and its answer rows' head measures are sane (entropy before and after beta, the
+answers' largest index); eval-text applies adaptive at inference to a softmax-trained model and refuses it
+for a model with learned scalars; max_value trains and evaluates (no index in its answers, no trace);
+the trainer prints a progress line at each evaluation unless --quiet; bad input is one line with exit 2.
 ctest runs it with SHARP_BIN_DIR set; standalone: SHARP_BIN_DIR=build/bin /usr/bin/python3 <this>.
 """
 import os
@@ -72,8 +74,14 @@ class TrainEvalText(ResultDirCase):
             uniform = f["points/answer_entropy_uniform.trained"][()]
             delta = f["points/answer_delta.trained"][()]
             delta_max = f["points/answer_delta_max.trained"][()]
+            before = f["points/answer_entropy_before_beta.trained"][()]
+            adaptive_after = f["points/answer_entropy.adaptive"][()]
+            adaptive_before = f["points/answer_entropy_before_beta.adaptive"][()]
             i = f["points/id"].asstr()[0]
             per_head = f["arrays"][i]["answer_entropy_heads.trained"][()]
+            per_head_before = f["arrays"][i]["answer_entropy_before_beta_heads.trained"][()]
+            answer_index = {int(f["points/params/length"][k]): f["arrays"][p]["answer_index"][()]
+                            for k, p in enumerate(f["points/id"].asstr()[()])}
         chance = float(np.mean(1.0 / lengths))
         mean = float(np.mean(acc))
         print(f"minimum, {LEARN_STEPS} steps in {trained:.0f} s: exact match {mean:.3f} per length {acc}, "
@@ -85,6 +93,53 @@ class TrainEvalText(ResultDirCase):
         self.assertTrue(np.all((entropy >= 0) & (entropy <= uniform)))
         self.assertTrue(np.all((delta > 0) & (delta <= delta_max)))
         self.assertEqual(per_head.shape, (2, 4))
+        # Softmax: the entropy before beta is the same rows' entropy (up to the float rounding of p);
+        # adaptive at inference sharpens (beta >= 1), so its rows lie at or below their own before-beta.
+        self.assertEqual(per_head_before.shape, (2, 4))
+        np.testing.assert_allclose(before, entropy, rtol=1e-5)
+        self.assertTrue(np.all(adaptive_after <= adaptive_before + 1e-6), (adaptive_after, adaptive_before))
+        self.assertTrue(np.any(adaptive_after < adaptive_before - 1e-3), (adaptive_after, adaptive_before))
+        # minimum's answer is an index: one per sample, inside the sample, every index seen at length 7.
+        for length, index in answer_index.items():
+            self.assertEqual(index.shape, (200,))
+            self.assertTrue(np.all((index >= 0) & (index < length)), index)
+        self.assertEqual(set(answer_index[7]), set(range(7)))
+
+    def test_max_value_trains_and_evaluates_with_no_index_in_its_answers(self):
+        model = self.path("max_value.h5")
+        run("sharp-train-text", *TINY, "--algorithms", "max_value", "--steps", "10", "--eval-every", "5",
+            "--out", model, check=0)
+        ev = self.path("eval-max-value.h5")
+        run("sharp-eval-text", "--checkpoint", model, "--algorithm", "max_value,minimum", "--length", "4,24",
+            "--samples", "6", "--out", ev, "--quiet", check=0)
+        with h5py.File(ev, "r") as f:
+            algorithms = f["points/params/algorithm"].asstr()[()]
+            evaluated = f["points/evaluated"][()]
+            exact = f["points/exact_final.trained"][()]
+            for k, i in enumerate(f["points/id"].asstr()[()]):
+                index = f["arrays"][i]["answer_index"][()]
+                if algorithms[k] == "max_value":
+                    self.assertEqual(evaluated[k], 1)
+                    self.assertTrue(0.0 <= exact[k] <= 1.0)
+                    self.assertEqual(list(index), [-1] * 6)   # the answer is a copied value
+                else:
+                    self.assertEqual(evaluated[k], 0)        # not trained on minimum
+                    self.assertEqual(len(index), 0)
+        p = run("sharp-train-text", *TINY, "--algorithms", "max_value", "--trace", "on", "--steps", "10",
+                "--out", self.path("traced.h5"))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("max_value has no trace", p.stderr)
+
+    def test_progress_line_at_each_evaluation_unless_quiet(self):
+        grid = [a for a in TINY if a != "--quiet"] + ["--steps", "10", "--eval-every", "5"]
+        p = run("sharp-train-text", *grid, "--out", self.path("loud.h5"), check=0)
+        lines = [l for l in p.stderr.splitlines() if " step " in l]
+        self.assertEqual(len(lines), 2, p.stderr)
+        for line, step in zip(lines, (5, 10)):
+            self.assertRegex(line, rf"^[0-9a-f]{{16}} step {step}/10: train loss [0-9.]+, eval loss [0-9.]+, "
+                                   r"exact match [0-9.]+ on the evaluation set; elapsed .+, remaining .+$")
+        q = run("sharp-train-text", *grid, "--quiet", "--out", self.path("quiet.h5"), check=0)
+        self.assertEqual(q.stderr, "")
 
     def test_learned_ssmax_starts_at_one_over_ln_of_the_longest_training_row(self):
         # One step at lr 1e-12 leaves s where it started. The longest row of minimum at lengths 4, 5

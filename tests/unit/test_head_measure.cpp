@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -12,6 +13,8 @@
 #include "head_measure/head_summary.hpp"
 #include "head_measure/head_weight_bound.hpp"
 #include "head_measure/row_recorder.hpp"
+#include "normalisers/normaliser.hpp"
+#include "transformer/attention.hpp"
 #include "transformer/layer_norm.hpp"
 #include "transformer/model.hpp"
 
@@ -169,6 +172,30 @@ TEST(HeadWeightBound, CertificateIsIndependentOfTheInputWithLayerNorm) {
       }
     }
   }
+}
+
+// The entropy before β (docs/science.md#algorithmic-text): softmax of the row's own logits, whatever
+// the normaliser did with them. Logits ln(1, 2, 3) give softmax (1, 2, 3)/6 in closed form; a
+// softmax row's entropy equals it, an adaptive or SSMax row's (β > 1 here) is lower; one key gives 0.
+TEST(AttentionRowStats, EntropyBeforeBetaIsTheSoftmaxEntropyOfTheLogits) {
+  const double z[3] = {std::log(1.0), std::log(2.0), std::log(3.0)};
+  const double closed = -(1.0 / 6 * std::log(1.0 / 6) + 2.0 / 6 * std::log(2.0 / 6) + 3.0 / 6 * std::log(3.0 / 6));
+  for (const char* spec : {"softmax", "adaptive", "ssmax:s=2", "entmax15"}) {
+    const auto normaliser = norm::make_normaliser(spec);
+    double p[3];
+    normaliser->forward(z, p, 1, 3);
+    const AttentionRowStats s = transformer::attention_row_stats(z, p, 3, *normaliser);
+    EXPECT_NEAR(s.entropy_before_beta, closed, 1e-14) << spec;
+    if (std::string(spec) == "softmax") EXPECT_NEAR(s.entropy, closed, 1e-14);
+    else EXPECT_LT(s.entropy, closed - 1e-3) << spec;   // sharpened by its β (entmax: sparse)
+  }
+  const double shifted[3] = {z[0] + 700.0, z[1] + 700.0, z[2] + 700.0};   // no overflow: referenced at the max
+  const auto softmax = norm::make_normaliser("softmax");
+  double p[3];
+  softmax->forward(shifted, p, 1, 3);
+  EXPECT_NEAR(transformer::attention_row_stats(shifted, p, 3, *softmax).entropy_before_beta, closed, 1e-12);
+  const double one = 5.0, p_one = 1.0;
+  EXPECT_EQ(transformer::attention_row_stats(&one, &p_one, 1, *softmax).entropy_before_beta, 0.0);
 }
 
 // Every head's largest δ_row on a random model stays under its weight-norm bound (for ALiBi with

@@ -141,20 +141,24 @@ TEST(AnswerRows, MatchTheSameRowsOfAFullForwardPass) {
   transformer::transformer_forward(model, params.data(), seq.data(), 1, seq.size(), static_cast<double*>(nullptr),
                                    nullptr, &rec);
   const std::vector<double> entropy = rows.entropy_mean(), delta = rows.delta_mean(), delta_max = rows.delta_max();
+  const std::vector<double> before_beta = rows.entropy_before_beta_mean();
   double ln_k = 0;
   for (std::size_t l = 0; l < L; ++l)
     for (std::size_t h = 0; h < H; ++h) {
-      double e = 0, dsum = 0, dmax = -INFINITY, all_rows_entropy = 0;
+      double e = 0, e_before = 0, dsum = 0, dmax = -INFINITY, all_rows_entropy = 0;
       for (std::size_t i = 0; i < seq.size(); ++i) {
         const auto& r = rec.row(0, l, h, i);
         all_rows_entropy += r.entropy;
         if (i + 1 < q) continue;
         e += r.entropy;
+        e_before += r.entropy_before_beta;
         dsum += r.logit_max - r.logit_min;
         dmax = std::max(dmax, r.logit_max - r.logit_min);
         if (l == 0 && h == 0) ln_k += std::log(double(r.keys));
       }
       EXPECT_NEAR(entropy[l * H + h], e / 12.0, 1e-9);
+      EXPECT_NEAR(before_beta[l * H + h], e_before / 12.0, 1e-9);
+      EXPECT_GT(std::abs(before_beta[l * H + h] - entropy[l * H + h]), 1e-6);   // adaptive's β moved it
       EXPECT_NEAR(delta[l * H + h], dsum / 12.0, 1e-9);
       EXPECT_NEAR(delta_max[l * H + h], dmax, 1e-9);
       EXPECT_GT(std::abs(all_rows_entropy / double(seq.size()) - e / 12.0), 1e-6);   // the filter matters

@@ -30,6 +30,13 @@ TaskInput keys(std::vector<Milli> k, Milli target = 0) {
   return in;
 }
 
+TaskInput items(std::vector<Milli> priority, std::vector<Milli> value) {
+  TaskInput in;
+  in.priority = std::move(priority);
+  in.value = std::move(value);
+  return in;
+}
+
 // Independent answers, computed from scratch with other algorithms than execution.cpp.
 std::string sorted_keys(std::vector<Milli> k) {
   std::sort(k.begin(), k.end());
@@ -37,6 +44,10 @@ std::string sorted_keys(std::vector<Milli> k) {
 }
 std::string first_minimum(const std::vector<Milli>& k) {
   return std::to_string(std::min_element(k.begin(), k.end()) - k.begin());  // first of equal minima
+}
+std::string value_of_first_highest(const std::vector<Milli>& priority, const std::vector<Milli>& value) {
+  // std::max_element returns the first of equal largest elements.
+  return format_milli(value[std::max_element(priority.begin(), priority.end()) - priority.begin()]);
 }
 std::string first_not_below(const std::vector<Milli>& k, Milli target) {
   const auto i = std::lower_bound(k.begin(), k.end(), target) - k.begin();
@@ -135,6 +146,60 @@ TEST(TextFormat, PairTracesEndWithTheirLastStateInParentheses) {
   EXPECT_EQ(k.text(), "find_maximum_subarray_kadane:\nkey: [0.098 0.43 0.206 0.09 -0.153]\nstart, end:\n0, 3\n\n");
 }
 
+// max_value (ours, docs/science.md#clrs-text-format): records written out by hand.
+TEST(TextFormat, MaxValueHandCheckedRecords) {
+  EXPECT_EQ(render(Algorithm::max_value, items(milli({"0.3", "0.9", "0.1"}), milli({"0.417", "0.2", "0.5"})), false).text(),
+            "max_value:\npriority: [0.3 0.9 0.1], value: [0.417 0.2 0.5]\nvalue:\n0.2\n\n");
+  // A tie of the highest priority (0.8 at 1 and 3) goes to the lower index: 0.25, not 0.75.
+  EXPECT_EQ(render(Algorithm::max_value, items(milli({"0.5", "0.8", "0.1", "0.8"}), milli({"0.1", "0.25", "0.9", "0.75"})),
+                   false).text(),
+            "max_value:\npriority: [0.5 0.8 0.1 0.8], value: [0.1 0.25 0.9 0.75]\nvalue:\n0.25\n\n");
+  // The last item wins; the value is copied in CLRS's number format (trailing zeros stripped).
+  EXPECT_EQ(render(Algorithm::max_value, items(milli({"0.25", "0.04", "0.999"}), milli({"0.61", "0.77", "0.070"})), false)
+                .text(),
+            "max_value:\npriority: [0.25 0.04 0.999], value: [0.61 0.77 0.07]\nvalue:\n0.07\n\n");
+  const Sample zero = render(Algorithm::max_value, items(milli({"0.9", "0.1"}), milli({"0", "0.5"})), false);
+  EXPECT_EQ(zero.answer, "0\n\n");
+  EXPECT_EQ(zero.final_output, "0");
+  EXPECT_EQ(largest_output_index(Algorithm::max_value, zero), -1);  // a copied value names no index
+  // No trace, and inputs that do not fit are refused.
+  EXPECT_THROW(render(Algorithm::max_value, items(milli({"0.9", "0.1"}), milli({"0", "0.5"})), true), sharp::BadInput);
+  EXPECT_THROW(render(Algorithm::max_value, items(milli({"0.9", "0.1"}), milli({"0"})), false), sharp::BadInput);
+  EXPECT_THROW(render(Algorithm::max_value, items(milli({"0.9"}), milli({"0"})), false), sharp::BadInput);
+  EXPECT_FALSE(length_refusal(Algorithm::max_value, 8, true).empty());
+  EXPECT_TRUE(length_refusal(Algorithm::max_value, 8, false).empty());
+  // A drawn sample: one number per item and field, the answer one of the values.
+  const TaskInput in = draw_input(5, Algorithm::max_value, 16, 3);
+  ASSERT_EQ(in.priority.size(), 16u);
+  ASSERT_EQ(in.value.size(), 16u);
+  EXPECT_EQ(in.length(), 16);
+  const Sample drawn = render(Algorithm::max_value, in, false);
+  EXPECT_EQ(drawn.question.rfind("max_value:\npriority: [", 0), 0u) << drawn.question;
+  EXPECT_NE(drawn.question.find("], value: ["), std::string::npos);
+  EXPECT_EQ(drawn.question.substr(drawn.question.size() - 8), "\nvalue:\n");
+  EXPECT_NE(drawn.question.find(" " + drawn.final_output + " "), std::string::npos);
+  EXPECT_TRUE(score_answer(drawn, drawn.answer, false).exact_final);
+}
+
+// The output-extrapolation confound's data (docs/science.md#algorithmic-text): the largest index the
+// expected final output names, -1 when it names none.
+TEST(TextFormat, LargestOutputIndexIsTheLargestIndexTheOutputNames) {
+  EXPECT_EQ(largest_output_index(Algorithm::minimum, render(Algorithm::minimum, keys(milli({"0.5", "0.2", "0.7", "0.2"})), false)), 1);
+  std::vector<Milli> long_keys(20, 900);
+  long_keys[17] = 100;
+  EXPECT_EQ(largest_output_index(Algorithm::minimum, render(Algorithm::minimum, keys(long_keys), false)), 17);
+  const TaskInput kadane = keys(milli({"0.098", "0.43", "0.206", "0.09", "-0.153"}));
+  EXPECT_EQ(largest_output_index(Algorithm::find_maximum_subarray_kadane,
+                                 render(Algorithm::find_maximum_subarray_kadane, kadane, false)), 3);  // "0, 3"
+  const TaskInput search = keys(milli({"0.424", "0.545", "0.549", "0.603", "0.715"}), parse_milli("0.646"));
+  EXPECT_EQ(largest_output_index(Algorithm::binary_search, render(Algorithm::binary_search, search, true)), 4);  // "(4, 4)"
+  EXPECT_EQ(largest_output_index(Algorithm::insertion_sort, render(Algorithm::insertion_sort, search, false)), -1);
+  TaskInput act;
+  act.s = milli({"0.1", "0.5"});
+  act.f = milli({"0.4", "0.6"});
+  EXPECT_EQ(largest_output_index(Algorithm::activity_selector, render(Algorithm::activity_selector, act, false)), -1);
+}
+
 TEST(TextFormat, NumbersTruncatedAndStripped) {
   EXPECT_EQ(format_milli(truncate_to_milli(0.0779)), "0.077");
   EXPECT_EQ(format_milli(truncate_to_milli(0.0901)), "0.09");
@@ -159,6 +224,10 @@ TEST(TextFormat, FinalOutputsAgreeWithIndependentImplementations) {
         ASSERT_EQ(s.answer, s.final_output + "\n\n");
         switch (a) {
           case Algorithm::minimum: EXPECT_EQ(s.final_output, first_minimum(in.key)); break;
+          case Algorithm::max_value:
+            ASSERT_EQ(in.priority.size(), in.value.size());
+            EXPECT_EQ(s.final_output, value_of_first_highest(in.priority, in.value));
+            break;
           case Algorithm::binary_search:
             ASSERT_TRUE(std::is_sorted(in.key.begin(), in.key.end()));
             EXPECT_EQ(s.final_output, first_not_below(in.key, in.target));

@@ -82,6 +82,30 @@ TEST(TransformerGradients, RopeInverseIsTheTranspose) {
                               kTolerance, "rope"));
 }
 
+// A training step rotates by a table of its positions (rope_table): a row of unit vectors at position p
+// of a table that starts at `first` turns into (cos θ_i, sin θ_i), θ_i = p·10^4^(−i/c); the inverse
+// rotation undoes it; and whole-row rotation (rope_rotate) gives the same bits.
+TEST(TransformerGradients, RopeTableRowsRotateByTheirPositionsAngles) {
+  const std::size_t heads = 2, dh = 8, c = dh / 2, first = 3, position = 9;
+  const RopeTable table = rope_table(first, 10, dh);
+  Vec x(heads * dh, 0.0);
+  for (std::size_t h = 0; h < heads; ++h)
+    for (std::size_t i = 0; i < c; ++i) x[h * dh + i] = 1.0;
+  Vec y = x;
+  rope_rotate_row(y.data(), heads, dh, position, table);
+  for (std::size_t h = 0; h < heads; ++h)
+    for (std::size_t i = 0; i < c; ++i) {
+      const double angle = double(position) * std::pow(1e4, -double(i) / double(c));
+      EXPECT_NEAR(y[h * dh + i], std::cos(angle), 1e-15);
+      EXPECT_NEAR(y[h * dh + i + c], std::sin(angle), 1e-15);
+    }
+  Vec z = x;
+  rope_rotate(z.data(), 1, heads * dh, heads, dh, position);
+  EXPECT_EQ(z, y);
+  rope_rotate_row(y.data(), heads, dh, position, table, true);
+  for (std::size_t j = 0; j < x.size(); ++j) EXPECT_NEAR(y[j], x[j], 1e-15);
+}
+
 TEST(TransformerGradients, TokenCrossEntropy) {
   std::mt19937_64 rng(4);
   const std::size_t rows = 6, vocab = 5;

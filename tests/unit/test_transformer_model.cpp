@@ -278,6 +278,8 @@ TEST(BlockwiseAttention, EqualsQueryTiledAttention) {
             worst_stat = std::max(worst_stat, std::abs(u - w) / std::max(1e-300, std::abs(u)));
           // ln s − t/s carries the absolute rounding of s (≈1e-16) however small H is.
           worst_entropy = std::max(worst_entropy, std::abs(x.entropy - y.entropy) / std::max(1e-4, x.entropy));
+          worst_entropy = std::max(worst_entropy, std::abs(x.entropy_before_beta - y.entropy_before_beta) /
+                                                     std::max(1e-4, x.entropy_before_beta));
         }
         EXPECT_LT(worst_stat, 1e-11);
         EXPECT_LT(worst_entropy, 1e-11);
@@ -328,6 +330,8 @@ TEST(BlockwiseAttention, FloatLanesEqualDoubleAttention) {
           const double beta_delta = x.beta * (x.logit_max - x.logit_min);
           worst_stat = std::max(worst_stat, std::abs(std::log(x.alpha_min / y.alpha_min)) / (1.0 + beta_delta));
           worst_entropy = std::max(worst_entropy, std::abs(x.entropy - y.entropy) / std::max(1.0, x.entropy));
+          worst_entropy = std::max(worst_entropy, std::abs(x.entropy_before_beta - y.entropy_before_beta) /
+                                                     std::max(1.0, x.entropy_before_beta));
         }
       }
   EXPECT_LT(worst_out, 1e-5);   // as cached decoding in float

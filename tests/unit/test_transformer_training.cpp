@@ -92,6 +92,39 @@ TEST(TransformerTraining, PerQueryParametersMove) {
     }
 }
 
+// A causal chunk stops at its last counted target (trainer.hpp): the same samples padded to 100 or to
+// 120 positions (two sequences per chunk either way) train to the same bits; the rows a chunk keeps
+// are its longest sample's, whatever the batch's padded length.
+TEST(TransformerTraining, TrailingPadsChangeNothing) {
+  const std::size_t B = 5, lengths[B] = {60, 97, 37, 80, 99};
+  auto padded = [&](std::size_t n, std::uint64_t step, std::vector<std::int32_t>& in, std::vector<std::int32_t>& out) {
+    std::vector<std::int32_t> full_in, full_out;
+    make_batch(full_in, full_out, B, 100, step);
+    in.assign(B * n, 3);
+    out.assign(B * n, kIgnoreTarget);
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t t = 0; t < lengths[b]; ++t) {
+        in[b * n + t] = full_in[b * 100 + t];
+        out[b * n + t] = full_out[b * 100 + t];
+      }
+  };
+  std::vector<std::vector<float>> finals;
+  std::vector<double> losses;
+  for (std::size_t n : {100, 120}) {
+    Trainer trainer(tiny("adaptive"), 7, n == 100 ? 1 : 2);
+    std::vector<std::int32_t> in, out;
+    double loss = 0;
+    for (std::uint64_t s = 0; s < 2; ++s) {
+      padded(n, s, in, out);
+      loss = trainer.step(in.data(), out.data(), B, n).loss;
+    }
+    finals.push_back(trainer.params());
+    losses.push_back(loss);
+  }
+  EXPECT_EQ(finals[0], finals[1]);
+  EXPECT_EQ(losses[0], losses[1]);
+}
+
 TEST(TransformerTraining, LossFallsAndLearnedScalarsMove) {
   Trainer trainer(tiny("ssmax:s=learn"), 3, 2);
   const TransformerLayout& layout = trainer.model().layout();
