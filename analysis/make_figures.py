@@ -62,7 +62,7 @@ def main(argv=None) -> int:
     parser.add_argument("results_dir", metavar="RESULTS_DIR",
                         help="directory holding the merged result files (*.h5)")
     parser.add_argument("--out", help="output directory (default: RESULTS_DIR/figures)")
-    parser.add_argument("--published", default=published.PUBLISHED_DIR,
+    parser.add_argument("--published", default=None,
                         help="shipped results to fall back to for an input missing in RESULTS_DIR "
                              "(default: results/published of this repository)")
     args = parser.parse_args(argv)

@@ -19,7 +19,10 @@ import json
 import os
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PUBLISHED_DIR = os.path.join(REPO_ROOT, "results", "published")
+# SHARP_PUBLISHED_DIR replaces it (tests of "missing" pages point it at an empty folder, so that
+# the repository's own shipped files do not fill their gaps).
+PUBLISHED_DIR = os.environ.get("SHARP_PUBLISHED_DIR") or os.path.join(REPO_ROOT, "results",
+                                                                      "published")
 MANIFEST = "MANIFEST.json"
 # Largest first: the scorecard judges a claim at the largest scale present, and a missing file
 # falls back to the largest published scale that has it.
@@ -73,8 +76,9 @@ def entry(folder: str, name: str) -> dict | None:
     return item
 
 
-def find(name: str, published_dir: str = PUBLISHED_DIR) -> tuple[str, str] | None:
+def find(name: str, published_dir: str | None = None) -> tuple[str, str] | None:
     """(scale, folder) of the largest published scale that holds `name`, or None."""
+    published_dir = published_dir or PUBLISHED_DIR
     for scale in SCALES:
         folder = os.path.join(published_dir, scale)
         if os.path.exists(os.path.join(folder, name)):
@@ -97,7 +101,7 @@ def label(item: dict) -> str:
 
 
 def resolve(results_dir: str, name: str,
-            published_dir: str = PUBLISHED_DIR) -> tuple[str | None, str]:
+            published_dir: str | None = None) -> tuple[str | None, str]:
     """Where to read `name` from: (results_dir/name, "") when it is there, else (the shipped file,
     its label) from the largest published scale that has it, else (None, ""). ManifestError when
     the shipped file is there but its manifest does not vouch for it."""

@@ -55,7 +55,7 @@ class Inputs:
     common.load_result (eval-max's per-sample cells, fit-adaptive's per-model fits). A reader
     that refuses a file turns that file into a refused source."""
 
-    def __init__(self, results_dir: str, published_dir: str = published.PUBLISHED_DIR):
+    def __init__(self, results_dir: str, published_dir: str | None = None):
         self.results_dir = results_dir
         self.head = report_sources.checkout_sha()
         names = []
@@ -726,7 +726,7 @@ def page(inputs: Inputs, figures_dir: str, page_dir: str, now: str) -> tuple:
 
 
 def write_report(results_dir: str, figures_dir: str | None = None, out: str | None = None,
-                 now: str | None = None, published_dir: str = published.PUBLISHED_DIR) -> tuple:
+                 now: str | None = None, published_dir: str | None = None) -> tuple:
     """Write the page; returns (path, Inputs, scorecard rows)."""
     figures_dir = figures_dir or os.path.join(results_dir, "figures")
     out = out or os.path.join(results_dir, "report", "index.html")
@@ -743,7 +743,7 @@ def main(argv=None) -> int:
     parser.add_argument("results_dir", metavar="RESULTS_DIR", help="directory of the result files")
     parser.add_argument("--figures", help="figures directory (default RESULTS_DIR/figures)")
     parser.add_argument("--out", help="page to write (default RESULTS_DIR/report/index.html)")
-    parser.add_argument("--published", default=published.PUBLISHED_DIR,
+    parser.add_argument("--published", default=None,
                         help="shipped results to fall back to for a file missing in RESULTS_DIR "
                              "(default: results/published of this repository)")
     args = parser.parse_args(argv)

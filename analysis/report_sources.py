@@ -104,7 +104,7 @@ def experiment_of(name: str, repo: str = REPO_ROOT) -> str:
 
 
 def inspect(results_dir: str, name: str, head: str,
-            published_dir: str = published.PUBLISHED_DIR) -> Source:
+            published_dir: str | None = None) -> Source:
     """Load results_dir/name (common.load_result's checks: HDF5, schema, complete, and the
     experiment its name says: bounds.h5 holds "bounds") and read its provenance; `head` is the
     checkout's commit (checkout_sha()). A file missing there is taken from the largest published
