@@ -55,14 +55,13 @@ class Inputs:
     common.load_result (eval-max's per-sample cells, fit-adaptive's per-model fits). A reader
     that refuses a file turns that file into a refused source."""
 
-    def __init__(self, results_dir: str, published_dir: str | None = None):
+    def __init__(self, results_dir: str, published_dir: str | None = None,
+                 sources: dict | None = None):
         self.results_dir = results_dir
         self.head = report_sources.checkout_sha()
-        names = []
-        for section in SECTIONS:
-            names += [f for f in section.files if f not in names]
-        self.sources = {name: report_sources.inspect(results_dir, name, self.head, published_dir)
-                        for name in names}
+        self.sources = sources if sources is not None else {
+            name: report_sources.inspect(results_dir, name, self.head, published_dir)
+            for name in file_names()}
         self.eval_max = self._read("eval-max.h5", lambda s: mr.load_eval_max(s.path))
         self.fits = self._read("fit-adaptive.h5", _read_fits)
         self.transformer = self._read("transformer-dispersion.h5",
@@ -94,6 +93,26 @@ class Inputs:
         if source.state == "missing":
             return f"{source.path} is missing"
         return f"{source.path} was refused (see its section)"
+
+
+def file_names() -> list:
+    """Every result file the page reads, in section order."""
+    names = []
+    for section in SECTIONS:
+        names += [f for f in section.files if f not in names]
+    return names
+
+
+def judged_inputs(inputs: Inputs, published_dir: str | None = None) -> Inputs:
+    """The files the scorecard judges from: for each, the largest scale present among the results
+    folder and the shipped results (report_sources.inspect_largest); `inputs` itself when that is
+    what the page shows anyway."""
+    chosen = {name: report_sources.inspect_largest(inputs.results_dir, name, inputs.head,
+                                                   published_dir)
+              for name in file_names()}
+    if all(chosen[n].path == inputs.sources[n].path for n in chosen):
+        return inputs
+    return Inputs(inputs.results_dir, published_dir, sources=chosen)
 
 
 def _read_text_paired(source: report_sources.Source):
@@ -632,7 +651,10 @@ def scorecard_html(rows: list, derived: list, page_dir: str) -> str:
            f"its scale as the file states it, the number of models behind our number and their "
            f"training steps, and “reconstructed protocol” where the paper does not state its "
            f"protocol and the suite chose it; under the paper's value: where that number comes "
-           f"from.</p>",
+           f"from. Each claim is judged at the largest scale present (cluster, then paper, then "
+           f"a custom run, then quick) among the results folder and the results shipped with the "
+           f"repository, which may differ from the file a section below shows: the row names "
+           f"the file it was judged from.</p>",
            H.table(["verdict", "rule"], [[(H.esc(v), "verdict"), H.esc(t)] for v, t in sc.RULES],
                    classes="rules", row_classes=[VERDICT_CLASS[v] for v, _ in sc.RULES]),
            '<dl class="definitions">' + "".join(f"<dt>{H.esc(term)}</dt><dd>{H.esc(text)}</dd>"
@@ -684,11 +706,13 @@ def files_table(inputs: Inputs) -> str:
             + "</section>")
 
 
-def page(inputs: Inputs, figures_dir: str, page_dir: str, now: str) -> tuple:
+def page(inputs: Inputs, figures_dir: str, page_dir: str, now: str,
+         judged: Inputs | None = None) -> tuple:
     """(html, scorecard rows): the paper's claims (the derived rows are on the page and in its
-    inline JSON, not in the returned rows)."""
-    rows = build_scorecard(inputs)
-    derived = build_derived(inputs)
+    inline JSON, not in the returned rows), judged from `judged` (default: the page's files)."""
+    judged = judged or inputs
+    rows = build_scorecard(judged)
+    derived = build_derived(judged)
     states = [s.state if not (s.ok and s.stale) else "stale" for s in inputs.sources.values()]
     summary = ", ".join(f"{states.count(k)} {k}" for k in ("ok", "stale", "missing", "refused")
                         if states.count(k))
@@ -732,8 +756,9 @@ def write_report(results_dir: str, figures_dir: str | None = None, out: str | No
     out = out or os.path.join(results_dir, "report", "index.html")
     now = now or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     inputs = Inputs(results_dir, published_dir)
+    judged = judged_inputs(inputs, published_dir)
     page_dir = os.path.dirname(os.path.abspath(out))
-    text, rows = page(inputs, figures_dir, page_dir, now)
+    text, rows = page(inputs, figures_dir, page_dir, now, judged)
     common.save_text(text, page_dir, os.path.basename(out))
     return out, inputs, rows
 

@@ -117,6 +117,41 @@ def inspect(results_dir: str, name: str, head: str,
                       reason=str(err))
     if path is None:
         return Source(name, os.path.join(results_dir, name), "missing")
+    return load(path, name, head, label)
+
+
+# How large a scale is, for judging a claim at the largest scale present: the named scales in
+# order; a custom run (any other grid) ranks above quick and below paper; an unknown one last.
+SCALE_RANK = {"quick": 0, "custom": 1, "paper": 2, "cluster": 3}
+
+
+def inspect_largest(results_dir: str, name: str, head: str,
+                    published_dir: str | None = None) -> Source:
+    """Like inspect(), but choosing among results_dir/name and every published scale's copy the
+    readable one of the largest scale (root attribute `scale`, SCALE_RANK); on a tie the results
+    folder's own. The scorecard judges each claim from it; its rows say which file it was."""
+    first = inspect(results_dir, name, head, published_dir)
+    candidates = [first]
+    folder_root = published_dir or published.PUBLISHED_DIR
+    for scale in published.SCALES:
+        folder = os.path.join(folder_root, scale)
+        path = os.path.join(folder, name)
+        if path == first.path or not os.path.exists(path):
+            continue
+        try:
+            label = published.label(published.entry(folder, name))
+        except published.ManifestError:
+            continue  # inspect() of the page shows the refusal where the file is displayed
+        candidates.append(load(path, name, head, label))
+    readable = [c for c in candidates if c.ok]
+    if not readable:
+        return first
+    return max(readable, key=lambda c: SCALE_RANK.get(c.scale, -1))  # max keeps the first on ties
+
+
+def load(path: str, name: str, head: str, label: str = "") -> Source:
+    """The Source of the result file at `path` (holding `name`'s experiment); `label` marks a
+    shipped file."""
     try:
         result = common.load_result(path, experiment_of(name))
     except common.ResultFileError as err:

@@ -205,3 +205,29 @@ def test_the_readme_table_comes_from_the_shipped_file(shipped, tmp_path):
     with open(os.path.join(out, "paper", "MANIFEST.json"), "w") as fh:
         json.dump(manifest, fh)
     assert "refused" in results_readme.table1(out)[0]
+
+
+def test_the_scorecard_judges_at_the_largest_scale_present(shipped, tmp_path):
+    """results/ holds a quick eval-max.h5, the shipped folder a paper-scale one: the section shows
+    the quick file (the user's own run), the scorecard judges from the paper-scale one and says so;
+    with no shipped copy both use the quick file."""
+    _, out = shipped
+    quick = str(tmp_path / "quick")
+    os.makedirs(quick)
+    synthetic.write_eval_max(os.path.join(quick, "eval-max.h5"), ns=(16,), samples=8,
+                             map_samples=2)
+    with h5py.File(os.path.join(quick, "eval-max.h5"), "a") as f:
+        f.attrs["scale"] = "quick"
+    _, inputs, rows = report.write_report(quick, published_dir=out)
+    assert inputs.sources["eval-max.h5"].scale == "quick"
+    judged = report.judged_inputs(inputs, out)
+    assert judged.sources["eval-max.h5"].scale == "paper"
+    assert judged.sources["eval-max.h5"].published
+    accuracy = [r for r in rows if "eval-max.h5" in r.provenance.file]
+    assert accuracy and all(r.provenance.scale == "paper" for r in accuracy)
+    assert all(r.provenance.origin.startswith("published: made at commit") for r in accuracy)
+    # nothing larger shipped: the page's own file is the judged one
+    own = report.Inputs(quick, str(tmp_path / "nothing"))
+    assert report.judged_inputs(own, str(tmp_path / "nothing")) is own
+    assert report_sources.SCALE_RANK["cluster"] > report_sources.SCALE_RANK["paper"] > \
+        report_sources.SCALE_RANK["custom"] > report_sources.SCALE_RANK["quick"]
