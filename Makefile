@@ -5,8 +5,9 @@ JOBS    ?= $(shell nproc)
 PYTHON  := /usr/bin/python3
 RESULTS ?= results
 CMAKE_FLAGS ?=
+SCALE   ?= quick
 
-.PHONY: all deps configure build test paper figures bench clean readme
+.PHONY: all deps configure build test paper publish figures bench clean readme
 
 all: build
 
@@ -35,10 +36,21 @@ readme: build
 	$(PYTHON) scripts/results_readme.py --bin $(BUILD)/bin
 	$(PYTHON) scripts/normaliser_tables.py --bin $(BUILD)/bin
 
-# Quick-scale sweeps of every experiment (sweeps/quick/*.cfg), building only the binaries they run,
-# then every figure and the report (results/report/index.html); prints each stage's time.
+# The sweeps of one scale (sweeps/$(SCALE)/*.cfg), building only the binaries they run, then every
+# figure and the report (results/report/index.html); prints each stage's time. SCALE=quick (the
+# default, minutes), SCALE=paper (the paper's own sizes, about two hours on 2 cores; resumable),
+# SCALE=cluster (prints the sharp-submit commands; runs nothing).
 paper: deps configure
-	bash scripts/paper.sh --build $(BUILD) --jobs $(JOBS) --figures $(BUILD)/bin $(RESULTS)
+ifeq ($(SCALE),cluster)
+	@bash scripts/paper.sh $(BUILD)/bin $(RESULTS) cluster
+else
+	bash scripts/paper.sh --build $(BUILD) --jobs $(JOBS) --figures $(BUILD)/bin $(RESULTS) $(SCALE)
+endif
+
+# Ships the result files of a finished `make paper SCALE=...` run: results/published/$(SCALE)/ with
+# MANIFEST.json (each file's sha256, git_sha, command, scale, wall time, cores); never model weights.
+publish:
+	$(PYTHON) scripts/publish.py --scale $(SCALE) $(RESULTS)
 
 # Figures, tables and the paper page (results/report/index.html) from the HDF5 files already in
 # results/ (nothing is recomputed). The page is written even when a figure's input is refused (it

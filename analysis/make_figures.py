@@ -3,7 +3,8 @@
     /usr/bin/python3 analysis/make_figures.py RESULTS_DIR [--out DIR]     (make figures)
 
 Prints one line per figure written (with its files) and one per figure skipped because its input
-is missing.
+is missing. An input missing in RESULTS_DIR is taken from the shipped results
+(results/published/<scale>/, checked against their manifest) when they have it.
 Exit status: 0 when every present input was drawn (skips are fine), 1 when a present input was
 refused (incomplete, unknown schema, wrong experiment, malformed); the other figures are still
 drawn. A new figure is one more line in FIGURES.
@@ -31,6 +32,7 @@ import fig_transformer_logit_spread  # noqa: E402
 import fig_transformer_trained  # noqa: E402
 import fig_weight_bound  # noqa: E402
 import max_accuracy_table  # noqa: E402
+import published  # noqa: E402
 import remedies_table  # noqa: E402
 import text_paired_table  # noqa: E402
 import text_study  # noqa: E402
@@ -64,15 +66,25 @@ def main(argv=None) -> int:
     parser.add_argument("results_dir", metavar="RESULTS_DIR",
                         help="directory holding the merged result files (*.h5)")
     parser.add_argument("--out", help="output directory (default: RESULTS_DIR/figures)")
+    parser.add_argument("--published", default=None,
+                        help="shipped results to fall back to for an input missing in RESULTS_DIR "
+                             "(default: results/published of this repository)")
     args = parser.parse_args(argv)
     outdir = args.out or os.path.join(args.results_dir, "figures")
 
     refused = 0
     for name, input_file, make in FIGURES:
-        path = os.path.join(args.results_dir, input_file)
-        if not os.path.exists(path):
-            print(f"skipped {name}: {path} not found")
+        try:
+            path, label = published.resolve(args.results_dir, input_file, args.published)
+        except published.ManifestError as err:
+            print(f"error: {name}: {err}", file=sys.stderr)
+            refused += 1
             continue
+        if path is None:
+            print(f"skipped {name}: {os.path.join(args.results_dir, input_file)} not found")
+            continue
+        if label:
+            print(f"{name}: {args.results_dir} has no {input_file}, drawn from {path} ({label})")
         try:
             written = make(path, outdir)
         except common.ResultFileError as err:

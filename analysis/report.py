@@ -33,6 +33,7 @@ import fig_remedies  # noqa: E402
 import remedies_table as leaderboard  # noqa: E402
 import max_accuracy_table  # noqa: E402
 import max_retrieval as mr  # noqa: E402
+import published  # noqa: E402
 import report_html as H  # noqa: E402
 import report_sources  # noqa: E402
 import scorecard as sc  # noqa: E402
@@ -54,14 +55,13 @@ class Inputs:
     common.load_result (eval-max's per-sample cells, fit-adaptive's per-model fits). A reader
     that refuses a file turns that file into a refused source."""
 
-    def __init__(self, results_dir: str):
+    def __init__(self, results_dir: str, published_dir: str | None = None,
+                 sources: dict | None = None):
         self.results_dir = results_dir
         self.head = report_sources.checkout_sha()
-        names = []
-        for section in SECTIONS:
-            names += [f for f in section.files if f not in names]
-        self.sources = {name: report_sources.inspect(results_dir, name, self.head)
-                        for name in names}
+        self.sources = sources if sources is not None else {
+            name: report_sources.inspect(results_dir, name, self.head, published_dir)
+            for name in file_names()}
         self.eval_max = self._read("eval-max.h5", lambda s: mr.load_eval_max(s.path))
         self.fits = self._read("fit-adaptive.h5", _read_fits)
         self.transformer = self._read("transformer-dispersion.h5",
@@ -93,6 +93,26 @@ class Inputs:
         if source.state == "missing":
             return f"{source.path} is missing"
         return f"{source.path} was refused (see its section)"
+
+
+def file_names() -> list:
+    """Every result file the page reads, in section order."""
+    names = []
+    for section in SECTIONS:
+        names += [f for f in section.files if f not in names]
+    return names
+
+
+def judged_inputs(inputs: Inputs, published_dir: str | None = None) -> Inputs:
+    """The files the scorecard judges from: for each, the largest scale present among the results
+    folder and the shipped results (report_sources.inspect_largest); `inputs` itself when that is
+    what the page shows anyway."""
+    chosen = {name: report_sources.inspect_largest(inputs.results_dir, name, inputs.head,
+                                                   published_dir)
+              for name in file_names()}
+    if all(chosen[n].path == inputs.sources[n].path for n in chosen):
+        return inputs
+    return Inputs(inputs.results_dir, published_dir, sources=chosen)
 
 
 def _read_text_paired(source: report_sources.Source):
@@ -435,9 +455,10 @@ def sha_text(source: report_sources.Source, head: str) -> str:
 
 def provenance_line(source: report_sources.Source, head: str) -> str:
     """The provenance under a figure, compact: file, commit, scale, creation time, command."""
-    return (f'<span class="prov">From {H.code(source.path)} · git {sha_text(source, head)} · '
-            f"scale {H.esc(source.scale)} · created {H.esc(source.created)} · "
-            f"{H.code(source.command_line)}</span>")
+    shipped = f"{H.esc(source.published)} · " if source.published else ""
+    return (f'<span class="prov">{shipped}From {H.code(source.path)} · git '
+            f"{sha_text(source, head)} · scale {H.esc(source.scale)} · created "
+            f"{H.esc(source.created)} · {H.code(source.command_line)}</span>")
 
 
 def provenance(source: report_sources.Source, head: str) -> str:
@@ -455,7 +476,8 @@ def state_badge(source: report_sources.Source, named: bool = False) -> str:
     """'not run' / 'refused' / 'stale' / 'ok', prefixed with the file name when `named`."""
     kind, text = (("missing", "not run") if source.state == "missing" else
                   ("error", "refused") if source.state == "refused" else
-                  ("stale", "stale") if source.stale else ("ok", "ok"))
+                  ("stale", "stale") if source.stale else
+                  ("ok", "published") if source.published else ("ok", "ok"))
     return H.badge(kind, f"{source.name}: {text}" if named else text)
 
 
@@ -468,6 +490,12 @@ def file_notice(source: report_sources.Source, inputs: Inputs) -> str:
                      f"{H.code(command)}")
     if source.state == "refused":
         return H.box("error", f"refused: {source.path}", f"<br>{H.esc(source.reason)}")
+    shipped = ""
+    if source.published:
+        shipped = H.box("published", f"{source.published}:",
+                        f"{H.code(source.path)} ships with the repository (results/ has no "
+                        f"{H.code(source.name)}); {H.code('make paper SCALE=' + source.scale)} "
+                        f"makes it here.")
     if source.stale:
         behind = (f" ({source.behind} commit(s) behind)" if source.behind is not None else "")
         paths = ", ".join(p + ("/" if "." not in p else "") for p in report_sources.CODE_PATHS)
@@ -483,8 +511,8 @@ def file_notice(source: report_sources.Source, inputs: Inputs) -> str:
                      f"{H.code(source.path)} was made by commit "
                      f"{H.code(source.git_sha[:SHORT_SHA])}, the checkout is "
                      f"{H.code(inputs.head[:SHORT_SHA])}{behind}. {H.esc(substance)}; rerun "
-                     f"{H.code('make paper')} to refresh.")
-    return ""
+                     f"{H.code('make paper')} to refresh.") + shipped
+    return shipped
 
 
 def figure_block(figure, inputs: Inputs, figures_dir: str) -> str:
@@ -627,7 +655,10 @@ def scorecard_html(rows: list, derived: list, page_dir: str) -> str:
            f"its scale as the file states it, the number of models behind our number and their "
            f"training steps, and “reconstructed protocol” where the paper does not state its "
            f"protocol and the suite chose it; under the paper's value: where that number comes "
-           f"from.</p>",
+           f"from. Each claim is judged at the largest scale present (cluster, then paper, then "
+           f"a custom run, then quick) among the results folder and the results shipped with the "
+           f"repository, which may differ from the file a section below shows: the row names "
+           f"the file it was judged from.</p>",
            H.table(["verdict", "rule"], [[(H.esc(v), "verdict"), H.esc(t)] for v, t in sc.RULES],
                    classes="rules", row_classes=[VERDICT_CLASS[v] for v, _ in sc.RULES]),
            '<dl class="definitions">' + "".join(f"<dt>{H.esc(term)}</dt><dd>{H.esc(text)}</dd>"
@@ -679,11 +710,13 @@ def files_table(inputs: Inputs) -> str:
             + "</section>")
 
 
-def page(inputs: Inputs, figures_dir: str, page_dir: str, now: str) -> tuple:
+def page(inputs: Inputs, figures_dir: str, page_dir: str, now: str,
+         judged: Inputs | None = None) -> tuple:
     """(html, scorecard rows): the paper's claims (the derived rows are on the page and in its
-    inline JSON, not in the returned rows)."""
-    rows = build_scorecard(inputs)
-    derived = build_derived(inputs)
+    inline JSON, not in the returned rows), judged from `judged` (default: the page's files)."""
+    judged = judged or inputs
+    rows = build_scorecard(judged)
+    derived = build_derived(judged)
     states = [s.state if not (s.ok and s.stale) else "stale" for s in inputs.sources.values()]
     summary = ", ".join(f"{states.count(k)} {k}" for k in ("ok", "stale", "missing", "refused")
                         if states.count(k))
@@ -721,14 +754,15 @@ def page(inputs: Inputs, figures_dir: str, page_dir: str, now: str) -> tuple:
 
 
 def write_report(results_dir: str, figures_dir: str | None = None, out: str | None = None,
-                 now: str | None = None) -> tuple:
+                 now: str | None = None, published_dir: str | None = None) -> tuple:
     """Write the page; returns (path, Inputs, scorecard rows)."""
     figures_dir = figures_dir or os.path.join(results_dir, "figures")
     out = out or os.path.join(results_dir, "report", "index.html")
     now = now or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    inputs = Inputs(results_dir)
+    inputs = Inputs(results_dir, published_dir)
+    judged = judged_inputs(inputs, published_dir)
     page_dir = os.path.dirname(os.path.abspath(out))
-    text, rows = page(inputs, figures_dir, page_dir, now)
+    text, rows = page(inputs, figures_dir, page_dir, now, judged)
     common.save_text(text, page_dir, os.path.basename(out))
     return out, inputs, rows
 
@@ -738,11 +772,17 @@ def main(argv=None) -> int:
     parser.add_argument("results_dir", metavar="RESULTS_DIR", help="directory of the result files")
     parser.add_argument("--figures", help="figures directory (default RESULTS_DIR/figures)")
     parser.add_argument("--out", help="page to write (default RESULTS_DIR/report/index.html)")
+    parser.add_argument("--published", default=None,
+                        help="shipped results to fall back to for a file missing in RESULTS_DIR "
+                             "(default: results/published of this repository)")
     args = parser.parse_args(argv)
-    path, inputs, rows = write_report(args.results_dir, args.figures, args.out)
+    path, inputs, rows = write_report(args.results_dir, args.figures, args.out,
+                                      published_dir=args.published)
     states = [s.state for s in inputs.sources.values()]
     counts = sc.counts(rows)
-    print(f"wrote report: {path} ({states.count('ok')} of {len(states)} result files read, "
+    shipped = sum(1 for s in inputs.sources.values() if s.ok and s.published)
+    print(f"wrote report: {path} ({states.count('ok')} of {len(states)} result files read"
+          + (f" ({shipped} of them published)" if shipped else "") + ", "
           f"{states.count('missing')} missing, {states.count('refused')} refused; scorecard "
           f"{len(rows)} claims: " + ", ".join(f"{c} {v}" for v, c in counts.items() if c) + ")")
     return 0

@@ -83,7 +83,8 @@ def _cell(cell) -> str:
 
 
 def box(kind: str, title: str, body: str) -> str:
-    """A notice: kind 'missing' (not run), 'error' (a refused file), 'stale', 'note'."""
+    """A notice: kind 'missing' (not run), 'error' (a refused file), 'stale', 'note',
+    'published' (a file shipped with the repository, read because results/ lacks it)."""
     return (f'<div class="box {esc(kind)}" role="note"><strong>{esc(title)}</strong> '
             f"{body}</div>")
 
@@ -147,6 +148,7 @@ dl.prov dd { margin: 0; }
 .box.error { border-left-style: double; border-left-color: var(--red); border-left-width: 8px; }
 .box.stale { border-left-style: dotted; border-left-color: var(--orange); }
 .box.note { border-left-color: var(--blue); }
+.box.published { border-left-color: var(--green); }
 .badge { display: inline-block; font-size: .75rem; padding: 0 .45em; border-radius: .6em;
          border: 1px solid currentColor; white-space: nowrap; }
 .badge.ok { color: var(--green); }

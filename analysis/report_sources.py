@@ -12,6 +12,7 @@ import os
 import subprocess
 
 import common
+import published
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 UNKNOWN = "unknown"
@@ -37,19 +38,23 @@ def commits_between(old: str, new: str, repo: str = REPO_ROOT) -> int | None:
     return int(p.stdout.strip()) if p.returncode == 0 and p.stdout.strip().isdigit() else None
 
 
-# What computes a result: a file made by another commit is only stale in substance when one of
-# these changed between that commit and the checkout.
-CODE_PATHS = ("lib", "experiments", "runners", "tools", "sweeps", "cmake", "CMakeLists.txt")
+# What the binaries are built from: a file made by another commit is only stale in substance when
+# one of these changed between that commit and the checkout (docs, analysis and sweep files do not
+# make a result file wrong).
+CODE_PATHS = ("lib", "experiments", "runners", "tools", "cmake", "CMakeLists.txt")
 
 
 def code_changes(old: str, new: str, repo: str = REPO_ROOT) -> int | None:
-    """How many files under CODE_PATHS differ between two commits, or None when git cannot tell."""
+    """How many source files under CODE_PATHS changed between two commits, a file moved or renamed
+    without a change of content not counted; None when git cannot tell."""
     try:
-        p = subprocess.run(["git", "-C", repo, "diff", "--name-only", old, new, "--", *CODE_PATHS],
-                           capture_output=True, text=True, timeout=30)
+        p = subprocess.run(["git", "-C", repo, "diff", "-M", "--name-status", old, new, "--",
+                            *CODE_PATHS], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
         return None
-    return len(p.stdout.split()) if p.returncode == 0 else None
+    if p.returncode != 0:
+        return None
+    return sum(1 for line in p.stdout.splitlines() if line and not line.startswith("R100"))
 
 
 @dataclasses.dataclass
@@ -71,7 +76,13 @@ class Source:
     stale: bool = False
     behind: int | None = None    # commits between the file's git_sha and the checkout
     code_changed: int | None = None  # files under CODE_PATHS changed since (None: unknown)
-    origin: str = "run"          # where the file comes from: "run", made into the results folder
+    published: str = ""          # the label of a shipped file (results/published/<scale>/), else ""
+
+    @property
+    def origin(self) -> str:
+        """Where the file comes from, as the scorecard's rows say it: "run" (made into the results
+        folder) or the shipped file's label ("published: made at commit X on DATE, ...")."""
+        return self.published or "run"
 
     @property
     def ok(self) -> bool:
@@ -92,20 +103,65 @@ def experiment_of(name: str, repo: str = REPO_ROOT) -> str:
     return stem
 
 
-def inspect(results_dir: str, name: str, head: str) -> Source:
+def inspect(results_dir: str, name: str, head: str,
+            published_dir: str | None = None) -> Source:
     """Load results_dir/name (common.load_result's checks: HDF5, schema, complete, and the
     experiment its name says: bounds.h5 holds "bounds") and read its provenance; `head` is the
-    checkout's commit (checkout_sha())."""
-    path = os.path.join(results_dir, name)
-    if not os.path.exists(path):
-        return Source(name, path, "missing")
+    checkout's commit (checkout_sha()). A file missing there is taken from the largest published
+    scale that ships it (published_dir/<scale>/name), after its manifest vouches for it."""
+    try:
+        path, label = published.resolve(results_dir, name, published_dir)
+    except published.ManifestError as err:
+        shipped = published.find(name, published_dir)
+        return Source(name, os.path.join(shipped[1], name) if shipped else name, "refused",
+                      reason=str(err))
+    if path is None:
+        return Source(name, os.path.join(results_dir, name), "missing")
+    return load(path, name, head, label)
+
+
+# How large a scale is, for judging a claim at the largest scale present: the named scales in
+# order; a custom run (any other grid) ranks above quick and below paper; an unknown one last.
+SCALE_RANK = {"quick": 0, "custom": 1, "paper": 2, "cluster": 3}
+
+
+def inspect_largest(results_dir: str, name: str, head: str,
+                    published_dir: str | None = None) -> Source:
+    """Like inspect(), but choosing among results_dir/name and every published scale's copy the
+    readable one of the largest scale (root attribute `scale`, SCALE_RANK); on a tie the results
+    folder's own. The scorecard judges each claim from it; its rows say which file it was."""
+    first = inspect(results_dir, name, head, published_dir)
+    candidates = [first]
+    folder_root = published_dir or published.PUBLISHED_DIR
+    for scale in published.SCALES:
+        folder = os.path.join(folder_root, scale)
+        path = os.path.join(folder, name)
+        if path == first.path or not os.path.exists(path):
+            continue
+        try:
+            label = published.label(published.entry(folder, name))
+        except published.ManifestError:
+            continue  # inspect() of the page shows the refusal where the file is displayed
+        candidates.append(load(path, name, head, label))
+    readable = [c for c in candidates if c.ok]
+    if not readable:
+        return first
+    return max(readable, key=lambda c: SCALE_RANK.get(c.scale, -1))  # max keeps the first on ties
+
+
+def load(path: str, name: str, head: str, label: str = "") -> Source:
+    """The Source of the result file at `path` (holding `name`'s experiment); `label` marks a
+    shipped file."""
     try:
         result = common.load_result(path, experiment_of(name))
     except common.ResultFileError as err:
-        return Source(name, path, "refused", reason=str(err))
+        return Source(name, path, "refused", reason=str(err), published=label)
     attrs = result.attrs
     sha = str(attrs.get("git_sha", UNKNOWN)) or UNKNOWN
     stale = head != UNKNOWN and sha != head
+    changed = code_changes(sha, head) if stale and sha != UNKNOWN else None
+    if label and changed == 0:
+        stale = False  # a shipped file is only stale when the code that computes it has changed
     return Source(
         name, path, "ok", result=result, experiment=str(attrs.get("experiment", "")),
         git_sha=sha, git_dirty=bool(attrs.get("git_dirty", 0)),
@@ -114,7 +170,7 @@ def inspect(results_dir: str, name: str, head: str) -> Source:
         created=str(attrs.get("created", UNKNOWN)), finished=str(attrs.get("finished", UNKNOWN)),
         stale=stale,
         behind=commits_between(sha, head) if stale and sha != UNKNOWN else None,
-        code_changed=code_changes(sha, head) if stale and sha != UNKNOWN else None)
+        code_changed=changed if stale else None, published=label)
 
 
 def rerun_command(results_dir: str, experiment: str, repo: str = REPO_ROOT) -> str:

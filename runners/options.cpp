@@ -220,14 +220,15 @@ std::string read_config_text(const std::string& file) {
 // A config file: "key = value" per line (key as the flag without dashes; '_' and '-' alike), blank
 // lines, and comments from a '#' at the start of a line or after a blank, so that a value may hold
 // '#' (FILE.h5#ID). Boost's own reader cuts every line at the first '#', hence this one.
-// A comment line "# scale: quick" (or paper) names the sweep's scale (root attribute "scale").
+// A comment line "# scale: quick" (or paper, or cluster) names the sweep's scale (root attribute
+// "scale"): quick is `make paper`, paper the paper's own sizes, cluster everything beyond them.
 std::optional<std::string> scale_line(const std::string& line, const std::string& where) {
   static const std::regex pattern(R"(^[ \t]*#[ \t]*scale[ \t]*:[ \t]*(\S*)[ \t\r]*$)");
   std::smatch m;
   if (!std::regex_match(line, m, pattern)) return std::nullopt;
   const std::string scale = m[1].str();
-  if (scale != "quick" && scale != "paper")
-    throw BadInput(where + ": scale '" + scale + "' (allowed: '# scale: quick' or '# scale: paper')");
+  if (scale != "quick" && scale != "paper" && scale != "cluster")
+    throw BadInput(where + ": scale '" + scale + "' (allowed: '# scale: quick', '# scale: paper' or '# scale: cluster')");
   return scale;
 }
 

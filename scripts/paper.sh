@@ -10,10 +10,18 @@
 # targets of the sweeps in the (configured) CMake build directory; --figures then runs
 # analysis/make_figures.py and analysis/report.py (results/report/index.html).
 #
+# SCALE cluster runs nothing: it prints, in dependency order, the sharp-submit command of every sweep
+# (its `# submit:` line holds the options), for a Slurm cluster.
+#
 # A config that reads another experiment's results says so in a line
 #   # input: checkpoint = train-max
 # which passes --checkpoint RESULTS/train-max.h5 and runs it after sweeps/<scale>/train-max.cfg.
 # The others run in alphabetical order.
+#
+# Ctrl-C (SIGINT) or SIGTERM: the running binary is told, checkpoints and exits 3; the script then
+# exits 3 without starting the next stage, and the same command resumes. Each finished stage's wall
+# time is appended to RESULTS/stage-times.tsv (stage, seconds, cores, scale, UTC date), which
+# `make publish` copies into the manifest of shipped results.
 set -euo pipefail
 build_dir=""
 jobs=$(nproc)
@@ -57,6 +65,7 @@ trap 'status=$?; ((status == 0)) || summary; exit $status' EXIT
 # train-remedies.cfg runs sharp-train-max), else the config's name.
 binary_of() { local e; e=$(sed -n 's/^# experiment: *\([a-z0-9-]*\) *$/\1/p' "$1"); echo "sharp-${e:-$(basename "$1" .cfg)}"; }
 inputs_of() { sed -n 's/^# input: *\([a-z_-]*\) *= *\([a-z0-9-]*\) *$/\1 \2/p' "$1"; }
+submit_of() { sed -n 's/^# submit: *\(.*[^ ]\) *$/\1/p' "$1"; }
 declare -A placed=()
 order=()
 pending=(sweeps/"$scale"/*.cfg)
@@ -82,6 +91,27 @@ while ((${#pending[@]})); do
   pending=("${waiting[@]+"${waiting[@]}"}")
 done
 
+if [[ $scale == cluster ]]; then
+  # Nothing runs here: a cluster sweep is hours to hundreds of core-hours (each file's header says
+  # how many). Submit in this order; a sweep with an input waits for that result file.
+  echo "# $scale scale: submit these from the repository's top directory on the cluster's login node"
+  echo "# (build/bin and results/ on a shared file system). A failed or timed-out task is completed by"
+  echo "# the same line with --resubmit-missing. Each file's header gives its cost in core-hours."
+  for cfg in "${order[@]}"; do
+    exp=$(basename "$cfg" .cfg)
+    inputs=()
+    while read -r flag source; do
+      inputs+=("--$flag" "$results/$source.h5")
+      echo "# after $results/$source.h5 is merged:"
+    done < <(inputs_of "$cfg")
+    options=$(submit_of "$cfg")
+    [[ -n $options ]] || { echo "paper: $cfg has no '# submit:' line with its sharp-submit options" >&2; exit 2; }
+    echo "runners/sharp-submit $options -- $(binary_of "$cfg") --config $cfg ${inputs[*]+${inputs[*]} }--out $results/$exp.h5"
+  done
+  trap - EXIT
+  exit 0
+fi
+
 if [[ -n $build_dir ]]; then
   targets=()
   for cfg in "${order[@]}"; do targets+=("$(binary_of "$cfg")"); done
@@ -91,6 +121,34 @@ if [[ -n $build_dir ]]; then
   end "build (${#targets[@]} binaries)"
 fi
 
+# One stage in the background so that a signal reaches this script at once: it is passed on to the
+# binary (which checkpoints, keeps its finished points and exits 3), and the script exits with the
+# binary's status, 3, instead of going on to the next stage. The binary runs in its own session
+# (setsid) so that a Ctrl-C on the terminal reaches it once, through this script: a second SIGINT
+# would end it at once, without its checkpoint.
+run_stage() {
+  local child status
+  setsid "$@" &
+  child=$!
+  trap 'kill -INT "$child" 2>/dev/null || true; interrupted=1' INT
+  trap 'kill -TERM "$child" 2>/dev/null || true; interrupted=1' TERM
+  interrupted=0
+  while :; do
+    status=0
+    wait "$child" || status=$?
+    # wait returns early (status > 128) when a trapped signal arrives; wait again for the binary.
+    if ((interrupted)) && kill -0 "$child" 2>/dev/null; then continue; fi
+    break
+  done
+  trap - INT TERM
+  if ((interrupted)); then
+    echo "paper: interrupted during ${1##*/}; rerun the same command to resume" >&2
+    ((status != 0)) || status=3
+    exit "$status"
+  fi
+  return "$status"
+}
+
 mkdir -p "$results"
 sweeps_start=$(date +%s)
 for cfg in "${order[@]}"; do
@@ -99,8 +157,10 @@ for cfg in "${order[@]}"; do
   while read -r flag source; do inputs+=("--$flag" "$results/$source.h5"); done < <(inputs_of "$cfg")
   binary=$(binary_of "$cfg")
   begin "$binary --config $cfg ${inputs[*]}"
-  "$bin/$binary" --config "$cfg" "${inputs[@]}" --out "$results/$exp.h5"
+  run_stage "$bin/$binary" --config "$cfg" "${inputs[@]}" --out "$results/$exp.h5"
   end "$binary$([[ $binary == "sharp-$exp" ]] || echo " -> $exp.h5")"
+  printf '%s\t%d\t%d\t%s\t%s\n' "$exp.h5" "$(( $(date +%s) - stage_start ))" "$(nproc)" "$scale" \
+    "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >> "$results/stage-times.tsv"
 done
 echo "paper: all sweeps done in $(( $(date +%s) - sweeps_start )) s"
 

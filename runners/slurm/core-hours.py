@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Core-hours of a sweep before submitting it, measured on a sample of its own points.
 
-    runners/slurm/core-hours.py [--sample-shards N] [--threads T] -- sharp-<experiment> --config sweeps/paper/X.cfg
+    runners/slurm/core-hours.py [--sample-shards N] [--threads T] -- sharp-<experiment> --config sweeps/cluster/X.cfg
 
 Runs shard 0 of N of the sweep (the binary deals shards by estimated cost, so shard 0 holds about
 1/N of the work in a mix of cheap and expensive points) with T threads into a temporary directory,

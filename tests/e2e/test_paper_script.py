@@ -1,32 +1,39 @@
 """scripts/paper.sh runs every sweep of a scale, a sweep that reads another's results after it and
 with its --checkpoint pointing into the results directory ('# input:' lines); a missing input or a
-cycle is an error (exit 2) before anything runs. Fake experiment binaries log their arguments."""
+cycle is an error (exit 2) before anything runs; Ctrl-C stops the running binary once (it exits 3)
+and the script exits 3 without starting the next stage; the cluster scale prints the sharp-submit
+commands and runs nothing, and every shipped cluster sweep's command passes sharp-submit --dry-run.
+Fake experiment binaries log their arguments."""
+import glob
 import os
 import re
+import signal
 import stat
 import subprocess
+import sys
+import time
 import unittest
 
-from e2e_support import ResultDirCase
+from e2e_support import BIN, ResultDirCase
 
 SOURCE = os.environ.get("SHARP_SOURCE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "../.."))
 SCRIPT = os.path.join(SOURCE, "scripts", "paper.sh")
 
 
 class PaperScript(ResultDirCase):
-    def make_scale(self, configs):
-        os.makedirs(self.path("sweeps/t"), exist_ok=True)
+    def make_scale(self, configs, scale="t"):
+        os.makedirs(self.path(f"sweeps/{scale}"), exist_ok=True)
         os.makedirs(self.path("bin"), exist_ok=True)
         for name, text in configs.items():
-            with open(self.path(f"sweeps/t/{name}.cfg"), "w") as fh:
+            with open(self.path(f"sweeps/{scale}/{name}.cfg"), "w") as fh:
                 fh.write(text)
             exe = self.path(f"bin/sharp-{name}")
             with open(exe, "w") as fh:
                 fh.write(f'#!/bin/sh\necho "{name} $*" >> "{self.path("calls.log")}"\n')
             os.chmod(exe, os.stat(exe).st_mode | stat.S_IEXEC)
 
-    def run_script(self, *options, env=None):
-        return subprocess.run(["bash", SCRIPT, *options, "bin", "res", "t"], cwd=self.dir, capture_output=True,
+    def run_script(self, *options, env=None, scale="t"):
+        return subprocess.run(["bash", SCRIPT, *options, "bin", "res", scale], cwd=self.dir, capture_output=True,
                               text=True, timeout=120, env=env)
 
     def calls(self):
@@ -88,6 +95,97 @@ class PaperScript(ResultDirCase):
         self.assertEqual(p.returncode, 3)
         self.assertIn("paper: stage times", p.stdout)
         self.assertRegex(p.stdout, r"\n +\d+ s  sharp-a\n")
+
+    def test_ctrl_c_stops_the_binary_once_and_the_script_exits_3_before_the_next_stage(self):
+        """SIGINT to the script's whole process group, as a terminal's Ctrl-C sends it: the binary
+        gets exactly one SIGINT (a second would end it without its checkpoint), exits 3, and the
+        script exits 3 without running the next stage; the stages done so far are timed."""
+        self.make_scale({"a": "n = 1\n", "b": "n = 2\n", "c": "n = 3\n"})
+        log = self.path("signals.log")
+        # A Python fake: a background job of a non-interactive shell starts with SIGINT ignored,
+        # which a bash script cannot trap but a program can override (the real binaries do).
+        with open(self.path("bin/sharp-b"), "w") as fh:
+            fh.write(f"""#!/usr/bin/python3
+import signal, sys, time
+got = []
+signal.signal(signal.SIGINT, lambda *_: got.append(1) or open({log!r}, "a").write("INT\\n"))
+open({self.path('b.started')!r}, "w").write("started")
+for _ in range(600):
+    if got:
+        time.sleep(1)
+        sys.exit(3)
+    time.sleep(0.1)
+""")
+        p = subprocess.Popen(["bash", SCRIPT, "bin", "res", "t"], cwd=self.dir, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            deadline = time.time() + 60
+            while not os.path.exists(self.path("b.started")) and time.time() < deadline:
+                time.sleep(0.05)
+            self.assertTrue(os.path.exists(self.path("b.started")), "sharp-b never started")
+            os.killpg(p.pid, signal.SIGINT)
+            out, err = p.communicate(timeout=60)
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+        self.assertEqual(p.returncode, 3, out + err)
+        with open(log) as fh:
+            self.assertEqual(fh.read().split(), ["INT"])
+        self.assertEqual([c.split()[0] for c in self.calls()], ["a"])  # c never started
+        self.assertIn("interrupted during sharp-b", err)
+        self.assertRegex(out, r"\n +\d+ s  sharp-a\n")
+        with open(self.path("res/stage-times.tsv")) as fh:
+            self.assertEqual([line.split("\t")[0] for line in fh], ["a.h5"])
+
+    def test_the_cluster_scale_prints_submit_commands_in_order_and_runs_nothing(self):
+        self.make_scale({"z-train": "# submit: --array 4 --time 01:00:00\nseed = 1\n",
+                         "a-eval": "# input: checkpoint = z-train\n# submit: --array 2\nn = 4\n"},
+                        scale="cluster")
+        p = self.run_script(scale="cluster")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.calls(), [])
+        lines = [line for line in p.stdout.splitlines() if line.startswith("runners/sharp-submit")]
+        self.assertEqual(lines, [
+            "runners/sharp-submit --array 4 --time 01:00:00 -- sharp-z-train --config sweeps/cluster/z-train.cfg --out res/z-train.h5",
+            "runners/sharp-submit --array 2 -- sharp-a-eval --config sweeps/cluster/a-eval.cfg --checkpoint res/z-train.h5 --out res/a-eval.h5"])
+        self.assertIn("after res/z-train.h5", p.stdout)
+        with open(self.path("sweeps/cluster/z-train.cfg"), "w") as fh:
+            fh.write("seed = 1\n")
+        p = self.run_script(scale="cluster")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("no '# submit:' line", p.stderr)
+
+
+class ClusterSweeps(ResultDirCase):
+    """Every sweeps/cluster file says its scale, its cost and its sharp-submit options, and the
+    command `make paper SCALE=cluster` prints for it passes sharp-submit --dry-run (a sweep whose
+    input does not exist yet is refused only for that input)."""
+
+    def test_every_cluster_sweep_submits_dry(self):
+        p = subprocess.run(["bash", SCRIPT, BIN, self.path("res"), "cluster"], cwd=SOURCE,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = [line for line in p.stdout.splitlines() if line.startswith("runners/sharp-submit")]
+        configs = sorted(glob.glob(os.path.join(SOURCE, "sweeps", "cluster", "*.cfg")))
+        self.assertEqual(len(lines), len(configs))
+        for cfg in configs:
+            with open(cfg) as fh:
+                text = fh.read()
+            self.assertRegex(text, r"(?m)^# cost: about [0-9.]+ core-hours", cfg)
+        env = dict(os.environ, PATH=BIN + os.pathsep + os.environ["PATH"])
+        for line in lines:
+            words = line.split()
+            with self.subTest(line=line):
+                q = subprocess.run([sys.executable, os.path.join(SOURCE, words[0]), "--dry-run",
+                                    *words[1:]], cwd=SOURCE, capture_output=True, text=True,
+                                   timeout=120, env=env)
+                if "--checkpoint" in words:
+                    source = words[words.index("--checkpoint") + 1]
+                    if q.returncode != 0:
+                        self.assertIn(os.path.basename(source), q.stderr + q.stdout)
+                        continue
+                self.assertEqual(q.returncode, 0, q.stdout + q.stderr)
+                self.assertIn("sbatch", q.stdout)
 
 
 if __name__ == "__main__":

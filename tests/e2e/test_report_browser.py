@@ -2,7 +2,10 @@
 python3-selenium, installed by `make deps`) opens results/report/index.html from the file system,
 built from small synthetic result files, and checks that every figure loaded (naturalWidth > 0),
 every section and scorecard row is there, and the console has no errors; a second page with some
-result files missing must show those sections as "not run". Screenshots go to
+result files missing must show those sections as "not run"; a third, from an empty results folder,
+must show the shipped results (results/published/<scale>/) with their "published: made at commit"
+label and no "not run" for any file the manifest lists -- from a synthetic published folder, and
+from the repository's own when it ships one (as on a fresh clone). Screenshots go to
 build/test-output/report-browser-*.png.
 
 Skipped (exit 77, which ctest reports as skipped) with the reason when the browser, its driver or
@@ -44,6 +47,12 @@ def missing_tools() -> str:
     return "; ".join(reasons)
 
 
+NO_PUBLISHED = tempfile.mkdtemp(prefix="sharp-no-published-")
+# The pages that must show missing files read no shipped results (the repository's own would fill
+# the gaps); the fallback test passes its own folder with --published.
+os.environ["SHARP_PUBLISHED_DIR"] = NO_PUBLISHED
+
+
 def write_results(directory: str) -> None:
     """Small synthetic result files of every experiment the page has a reader for, their
     figures (analysis/make_figures.py) and the page (analysis/report.py)."""
@@ -62,8 +71,9 @@ def write_results(directory: str) -> None:
     build_page(directory)
 
 
-def build_page(directory: str) -> str:
-    run([PYTHON, os.path.join(ANALYSIS, "report.py"), directory])
+def build_page(directory: str, published: str | None = None) -> str:
+    extra = ["--published", published] if published else []
+    run([PYTHON, os.path.join(ANALYSIS, "report.py"), directory, *extra])
     return os.path.join(directory, "report", "index.html")
 
 
@@ -207,6 +217,57 @@ class ReportInBrowser(unittest.TestCase):
         self.assertGreaterEqual(not_measured, 16 + 6 + 6)  # accuracy cells, p-values, refits
         self.assertEqual(self.console_errors(), [])
         self.browser.screenshot(os.path.join(self.shots, "report-browser-missing.png"))
+
+    def check_shipped_page(self, published_dir: str, shot: str):
+        """An empty results folder: every file its manifests list is read from published_dir,
+        labelled, never "not run", and every figure drawn from it loads."""
+        sys.path.insert(0, ANALYSIS)
+        import published
+        empty = os.path.join(self.tmp, "empty-" + os.path.basename(shot))
+        os.makedirs(empty)
+        run([PYTHON, os.path.join(ANALYSIS, "make_figures.py"), empty, "--published", published_dir])
+        page = build_page(empty, published_dir)
+        d = self.browser.driver
+        self.browser.open(page)
+        text = d.find_element("tag name", "body").text
+        listed = set()
+        for scale in published.SCALES:
+            folder = os.path.join(published_dir, scale)
+            if os.path.isdir(folder):
+                listed |= set(published.load_manifest(folder)["files"])
+        self.assertTrue(listed)
+        for name in listed:
+            self.assertNotIn(f"{os.path.join(empty, name)} is missing", text)
+            self.assertIn(f"results/ has no {name}", text)
+        self.assertIn("published: made at commit", text)
+        images = self.images()
+        self.assertGreater(len(images), 0)
+        for alt, complete, width in images:
+            self.assertTrue(complete and width > 0, f"figure {alt!r} did not load")
+        self.assertEqual(self.console_errors(), [])
+        self.browser.screenshot(os.path.join(self.shots, shot))
+
+    def test_3_an_empty_results_folder_shows_the_shipped_results(self):
+        sys.path.insert(0, os.path.join(SOURCE, "scripts"))
+        import h5py
+        import publish
+        run_dir = os.path.join(self.tmp, "paper-run")
+        os.makedirs(run_dir)
+        write_results(run_dir)
+        for name in os.listdir(run_dir):
+            if name.endswith(".h5"):
+                with h5py.File(os.path.join(run_dir, name), "a") as f:
+                    f.attrs["scale"] = "paper"
+        shipped = os.path.join(self.tmp, "published")
+        self.assertEqual(publish.main(["--scale", "paper", run_dir,
+                                       "--out", os.path.join(shipped, "paper")]), 0)
+        self.check_shipped_page(shipped, "report-browser-published.png")
+
+    def test_4_the_repositorys_own_shipped_results(self):
+        shipped = os.path.join(SOURCE, "results", "published")
+        if not os.path.isdir(shipped):
+            self.skipTest("this checkout ships no results (results/published/ is absent)")
+        self.check_shipped_page(shipped, "report-browser-repository-published.png")
 
 
 if __name__ == "__main__":

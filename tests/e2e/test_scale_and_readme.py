@@ -1,7 +1,7 @@
 """The root attribute `scale` and the generated results/README.md.
-- A sweep file line `# scale: quick` / `# scale: paper` becomes root attribute `scale`; without one
+- A sweep file line `# scale: quick` / `paper` / `cluster` becomes root attribute `scale`; without one
   it is `custom`; another word or a second line is bad input (exit 2, nothing written). Every sweep
-  file under sweeps/quick and sweeps/paper says its scale.
+  file under sweeps/quick, sweeps/paper and sweeps/cluster says its scale.
 - scripts/results_readme.py --check passes on the committed README (ctest results_readme_current
   runs that too) and fails on a README whose generated part differs from the binaries' --describe.
 ctest runs it with SHARP_BIN_DIR and SHARP_SOURCE_DIR set. About 2 s.
@@ -34,7 +34,8 @@ class Scale(ResultDirCase):
             return f.attrs["scale"]
 
     def test_the_sweep_files_scale_line_becomes_the_root_attribute(self):
-        for line, expected in [("# scale: quick\n", "quick"), ("#scale:paper  \n", "paper"), ("# a comment\n", "custom")]:
+        for line, expected in [("# scale: quick\n", "quick"), ("#scale:paper  \n", "paper"),
+                               ("# scale: cluster\n", "cluster"), ("# a comment\n", "custom")]:
             with self.subTest(line=line):
                 out = self.path(f"{expected}.h5")
                 cfg = self.config(line + "n = 4,8\ntrials = 1\n")
@@ -55,7 +56,7 @@ class Scale(ResultDirCase):
                 self.assertFalse(os.path.exists(self.path("x.h5")))
 
     def test_every_sweep_file_says_its_scale(self):
-        for scale in ("quick", "paper"):
+        for scale in ("quick", "paper", "cluster"):
             files = glob.glob(os.path.join(SOURCE, "sweeps", scale, "*.cfg"))
             self.assertTrue(files)
             for cfg in files:

@@ -404,7 +404,7 @@ class AutoArray(Base):
                         env=dict(self.env, FAKE_MAX_ARRAY_SIZE="50"))
         self.assertEqual(self.array_line(p), "0")
         self.assertIn("--array auto: 1 task for 24 points still to run", p.stdout)
-        self.assertIn("reference rate: sweeps/paper/bounds.cfg", p.stdout)
+        self.assertIn("reference rate: sweeps/cluster/bounds.cfg", p.stdout)
         self.assertEqual(self.scheduler_queries(), ["scontrol"])
 
     def test_tasks_of_about_30_minutes_at_most_max_array_size(self):

@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""Ship the result files of a finished run of one scale with the repository (`make publish`).
+
+    /usr/bin/python3 scripts/publish.py --scale paper [RESULTS_DIR] [--out DIR]
+
+Copies every merged result file RESULTS_DIR/*.h5 whose root attribute `scale` is SCALE into
+results/published/SCALE/ (replacing what was there) and writes MANIFEST.json beside them: each
+file's sha256, size, git_sha, command line, scale, created/finished, and the wall time and cores
+of the stage that made it (RESULTS_DIR/stage-times.tsv, written by scripts/paper.sh; summed over
+resumed runs). Files that hold model weights (arrays named param.*) are not shipped: the manifest
+records the command that regenerates them. The report (analysis/report.py) falls back to these
+files for any result missing in results/ and labels them "published: made at commit X on DATE".
+
+Refuses (exit 2, nothing written): a file made from a checkout with uncommitted changes (its
+git_dirty attribute), an incomplete file, no file of that scale, or more than --limit-mb in all.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+import h5py
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO_ROOT, "analysis"))
+
+import published  # noqa: E402
+
+
+def text(value) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def holds_weights(f: h5py.File) -> bool:
+    """Whether any point of the file stores model weights (/arrays/<id>/param.<tensor>)."""
+    arrays = f.get("arrays")
+    if arrays is None:
+        return False
+    return any(name.startswith("param.") for point in arrays.values() for name in point)
+
+
+def stage_times(results_dir: str, scale: str) -> dict:
+    """file name -> (seconds summed over the runs of its stage at this scale, cores of the last)."""
+    path = os.path.join(results_dir, "stage-times.tsv")
+    times: dict = {}
+    if not os.path.exists(path):
+        return times
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) < 4 or fields[3] != scale:
+                continue
+            seconds, cores = times.get(fields[0], (0, None))
+            times[fields[0]] = (seconds + int(fields[1]), int(fields[2]))
+    return times
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results_dir", nargs="?", default="results", metavar="RESULTS_DIR")
+    parser.add_argument("--scale", required=True, choices=["quick", "paper", "cluster"])
+    parser.add_argument("--out", help="default: results/published/SCALE in this repository")
+    parser.add_argument("--limit-mb", type=float, default=25.0,
+                        help="refuse to ship more than this many megabytes (default 25)")
+    args = parser.parse_args(argv)
+    out = args.out or os.path.join(published.PUBLISHED_DIR, args.scale)
+
+    def refuse(message: str) -> int:
+        print(f"publish: {message}; nothing written", file=sys.stderr)
+        return 2
+
+    times = stage_times(args.results_dir, args.scale)
+    files, not_shipped, skipped = {}, {}, []
+    for name in sorted(os.listdir(args.results_dir)) if os.path.isdir(args.results_dir) else []:
+        path = os.path.join(args.results_dir, name)
+        if not name.endswith(".h5") or not os.path.isfile(path):
+            continue
+        try:
+            with h5py.File(path, "r") as f:
+                attrs = {k: text(v) for k, v in f.attrs.items()
+                         if k in ("scale", "git_sha", "git_dirty", "command_line", "created",
+                                  "finished", "complete", "experiment")}
+                weights = holds_weights(f)
+        except OSError as err:
+            return refuse(f"{path} cannot be read ({err})")
+        if attrs.get("scale") != args.scale:
+            skipped.append(f"{name} (scale {attrs.get('scale', 'unknown')})")
+            continue
+        if attrs.get("complete") != "1":
+            return refuse(f"{path} is incomplete")
+        if attrs.get("git_dirty", "0") not in ("0", "False", "false"):
+            return refuse(f"{path} was made from a checkout with uncommitted changes; commit, "
+                          f"rerun `make paper SCALE={args.scale}` and publish again")
+        if weights:
+            not_shipped[name] = {"why": "model weights (the evaluations made from them are shipped)",
+                                 "git_sha": attrs.get("git_sha", "unknown"),
+                                 "command": attrs.get("command_line", "unknown")}
+            continue
+        seconds, cores = times.get(name, (None, None))
+        files[name] = {"sha256": published.sha256_of(path), "bytes": os.path.getsize(path),
+                       "git_sha": attrs.get("git_sha", "unknown"),
+                       "command": attrs.get("command_line", "unknown"), "scale": args.scale,
+                       "created": attrs.get("created", "unknown"),
+                       "finished": attrs.get("finished", "unknown"),
+                       "wall_seconds": seconds, "cores": cores}
+    if not files:
+        return refuse(f"no complete result file of scale '{args.scale}' in {args.results_dir}"
+                      + (f" (other scales: {', '.join(skipped)})" if skipped else ""))
+    total = sum(item["bytes"] for item in files.values())
+    if total > args.limit_mb * 1e6:
+        return refuse(f"{total / 1e6:.1f} MB to ship, more than the {args.limit_mb:g} MB limit")
+
+    manifest = {
+        "scale": args.scale,
+        "published": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "cores": max((item["cores"] or 0 for item in files.values()), default=0) or None,
+        "files": files,
+        "not_shipped": not_shipped,
+    }
+    # The folder is replaced whole: written beside it, then swapped in.
+    parent = os.path.dirname(os.path.abspath(out))
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".publish-", dir=parent)
+    try:
+        for name in files:
+            shutil.copy2(os.path.join(args.results_dir, name), os.path.join(staging, name))
+        with open(os.path.join(staging, published.MANIFEST), "w", encoding="utf-8") as fh:
+            json.dump(manifest, fh, indent=1, sort_keys=True)
+            fh.write("\n")
+        if os.path.exists(out):
+            old = out + ".old"
+            shutil.rmtree(old, ignore_errors=True)
+            os.rename(out, old)
+            os.rename(staging, out)
+            shutil.rmtree(old)
+        else:
+            os.rename(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    for name, item in files.items():
+        print(f"published {name}: {item['bytes'] / 1e6:.2f} MB, commit {item['git_sha'][:12]}")
+    for name in not_shipped:
+        print(f"not shipped {name}: model weights (the manifest keeps its command)")
+    for name in skipped:
+        print(f"skipped {name}")
+    print(f"publish: {len(files)} file(s), {total / 1e6:.2f} MB in {os.path.relpath(out)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
