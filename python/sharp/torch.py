@@ -3,7 +3,8 @@
 or float64, rows along the last dimension.
 
 One torch.autograd.Function per normaliser, named like it (Softmax, Adaptive, Ssmax, Topk, Argmax,
-Sparsemax, Entmax15, Entmax, Asentmax, Stieltjes; FUNCTIONS maps names to them):
+Sparsemax, Entmax15, Entmax, Asentmax, Asentmax_query (on rows alone, without hidden states, the
+same as Asentmax), Stieltjes; FUNCTIONS maps names to them):
 
     p = sharp.torch.Softmax.apply(x, "softmax:beta=2")        # the spec's values
     p = sharp.torch.Softmax.apply(x, "softmax", beta)         # beta a tensor: dL/dbeta too

@@ -14,6 +14,7 @@ from conftest import run_binary
 # Every normaliser, with parameters away from their defaults where they have some.
 SPECS = ["softmax", "softmax:beta=2.5", "softmax:theta=0.3", "adaptive", "ssmax:s=0.43", "topk:k=3",
          "argmax", "sparsemax", "entmax15", "entmax:alpha=1.25", "asentmax:b=0.5:gamma=1",
+         "asentmax_query:b=0.5:gamma=1:delta=0.7",
          "stieltjes:q=4"]
 # Row lengths through every path of the kernels: one row per SIMD lane (<= 64 entries), row by row,
 # and one long row split into blocks across threads (>= 2^16 entries, fewer rows than threads).

@@ -12,7 +12,8 @@ import sharp.torch as st  # noqa: E402
 # Each normaliser with its continuous parameters (the ones its backward differentiates).
 CASES = {"softmax": {"beta": 1.7}, "adaptive": {}, "ssmax": {"s": 0.4}, "topk": {}, "argmax": {},
          "sparsemax": {}, "entmax15": {}, "entmax": {"alpha": 1.5},
-         "asentmax": {"b": 0.5, "gamma": 1.0, "delta": 0.7}, "stieltjes": {"q": 3.0}}
+         "asentmax": {"b": 0.5, "gamma": 1.0, "delta": 0.7},
+         "asentmax_query": {"b": 0.4, "gamma": 0.5, "delta": 1.0}, "stieltjes": {"q": 3.0}}
 SPEC_EXTRA = {"topk": ":k=3"}
 
 
