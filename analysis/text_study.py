@@ -1,27 +1,11 @@
-"""The text study's endpoint and its secondary views (docs/science.md#algorithmic-text), from an
-"eval-text" result file and the training file its checkpoints name: text_study.md (the endpoint
-table, the per-arm entropies), text_study_accuracy.png/pdf and text_study_entropy.png/pdf.
+"""The text study (docs/science.md#the-text-study-pre-registered) from its eval-text files: text_study.md
+(the competence gate of every model, the primary endpoint table, the same on every sample, the
+per-arm entropies), text_study_accuracy.png/pdf and text_study_entropy.png/pdf.
 
-Primary endpoint. Exact match of the final output at lengths 24 and 32 (PRIMARY_LENGTHS), restricted
-to the samples whose expected output names no index the models never wrote in training: answer_index
-(eval-text's per-sample largest index, -1 for a copied value) below the configuration's largest
-training length (16 for lengths 4-16), which removes the output-extrapolation confound. Each remedy is
-compared with softmax sample by sample: models of one seed that differ only in the trained
-normaliser see the same samples, and an item applied at inference runs on the softmax models.
-- Per seed: McNemar's exact test on the discordant pairs of the restricted samples.
-- Pooled over seeds: the Cochran-Mantel-Haenszel test stratified by seed, in its exact conditional
-  form. Paired outcomes make every (seed, sample) pair a 2x2 stratum (model x right/wrong);
-  concordant strata carry no information, and given the D discordant ones the number the remedy wins
-  is Binomial(D, 1/2) under H0, so the exact CMH p is the two-sided binomial p of the remedy's wins
-  summed over seeds (`cmh_paired_exact`). `cmh` is the classical statistic with continuity correction
-  for any 2x2xK tables; on these pair strata it is McNemar's corrected chi-square of the pooled counts.
-  The pooled test takes the seeds' discordant pairs as independent; seeds share their samples, so a
-  sample that separates the arms in every seed counts once per seed. The sign rule below keeps one
-  seed from carrying a verdict.
-- Verdict: "<remedy> better" or "softmax better" only when the remedy-minus-softmax difference of
-  every seed has that sign and the pooled p < ALPHA; otherwise "no difference shown"; "not measured"
-  when no seed has both models at every primary length. The count of restricted samples per seed is
-  shown with each test.
+The input is eval-text.h5; the study's other evaluation files beside it (STUDY_FILES: the primary
+lengths at 2000 samples in eval-text-primary.h5, the NoPE model, the second task `max_value`) are
+joined when present. The primary endpoint, its tests, the gate and the verdict rule are in
+analysis/text_study_endpoint.py.
 
 Secondary (unrestricted): exact match at SECONDARY_LENGTHS per arm (mean over seeds, 95% t-interval
 across seeds; one seed: its Wilson interval) with the chance line 1/L of a uniform guess among the L
@@ -34,184 +18,34 @@ at each longer length.
 from __future__ import annotations
 
 import dataclasses
-import math
+import os
 import sys
 
-import h5py
 import numpy as np
 from matplotlib.lines import Line2D
-from scipy import stats
 
 import common
+import competence_gate
 import max_retrieval as mr
 import text_paired_table as tp
 from fig_text_accuracy import seed_interval
 from text_results import read_points
+from text_study_endpoint import (ALPHA, NO_DIFFERENCE, NOT_MEASURED, PRIMARY_LENGTHS, Study, endpoints,
+                                 independent_samples, load)
 
 EXPERIMENT = "eval-text"
 INPUT_FILE = "eval-text.h5"
-PRIMARY_LENGTHS = (24, 32)
+# The study's evaluation files, read together when they lie beside INPUT_FILE (sweeps/paper/eval-text*.cfg).
+STUDY_FILES = ("eval-text.h5", "eval-text-primary.h5", "eval-text-nope.h5", "eval-text-max-value.h5",
+               "eval-text-max-value-primary.h5")
 SECONDARY_LENGTHS = tuple(range(4, 17)) + (20, 24, 32, 48, 64)
-ALPHA = 0.05
-NO_DIFFERENCE = "no difference shown"
 
 
-# ---- the pooled test
-
-
-def cmh(tables) -> tuple:
-    """Cochran-Mantel-Haenszel test of K 2x2 tables [[a, b], [c, d]] (rows: groups, columns:
-    outcome yes/no), with continuity correction: (|sum a - sum E[a]| - 1/2)^2 / sum Var(a), with
-    E[a] = (a+b)(a+c)/n and Var(a) = (a+b)(c+d)(a+c)(b+d) / (n^2 (n-1)); strata with n < 2 add
-    nothing. Returns (statistic, p) against chi-square with 1 degree of freedom; (nan, nan) when no
-    stratum varies."""
-    deviation = variance = 0.0
-    for (a, b), (c, d) in np.asarray(tables, dtype=float).reshape(-1, 2, 2):
-        n = a + b + c + d
-        if n < 2:
-            continue
-        deviation += a - (a + b) * (a + c) / n
-        variance += (a + b) * (c + d) * (a + c) * (b + d) / (n * n * (n - 1))
-    if variance <= 0:
-        return (math.nan, math.nan)
-    statistic = max(0.0, abs(deviation) - 0.5) ** 2 / variance
-    return (statistic, float(stats.chi2.sf(statistic, 1)))
-
-
-def pair_strata(correct_a, correct_b) -> np.ndarray:
-    """The 2x2 tables of paired outcomes, one per pair: [[a right, a wrong], [b right, b wrong]]."""
-    a = np.asarray(correct_a, dtype=bool)
-    b = np.asarray(correct_b, dtype=bool)
-    return np.stack([np.stack([a, ~a], -1), np.stack([b, ~b], -1)], -2).astype(int)
-
-
-def cmh_paired_exact(tests) -> float:
-    """Exact conditional CMH p over strata of paired pairs, from each stratum's McNemar counts
-    (only_a: pairs only A got right, only_b: only B): two-sided binomial p of sum only_b among the
-    discordant pairs, p = 1/2; 1 when there is none."""
-    only_a = sum(t.only_a for t in tests)
-    only_b = sum(t.only_b for t in tests)
-    if only_a + only_b == 0:
-        return 1.0
-    return float(stats.binomtest(only_b, only_a + only_b, 0.5).pvalue)
-
-
-# ---- the endpoint
-
-
-@dataclasses.dataclass
-class SeedTest:
-    seed: object
-    restricted: int          # paired samples kept by the restriction (summed over the lengths)
-    total: int               # paired samples before it
-    softmax_right: int
-    remedy_right: int
-    mcnemar: mr.McNemar      # only_a: only softmax right; only_b: only the remedy
-
-    @property
-    def sign(self) -> int:
-        return int(np.sign(self.mcnemar.only_b - self.mcnemar.only_a))
-
-
-@dataclasses.dataclass
-class Endpoint:
-    group: str               # training parameters that differ between configurations ("" if none)
-    algorithm: str
-    remedy: str
-    lengths: tuple
-    index_below: int | None  # the restriction: answer_index < index_below (None: unrestricted)
-    seeds: list              # [SeedTest]
-    missing: list            # seeds without both models at every primary length
-
-    @property
-    def pooled_p(self) -> float:
-        return cmh_paired_exact([s.mcnemar for s in self.seeds]) if self.seeds else math.nan
-
-    @property
-    def difference(self) -> float:
-        """Remedy - softmax exact match over the kept samples of every seed, in points."""
-        n = sum(s.restricted for s in self.seeds)
-        return 100.0 * sum(s.remedy_right - s.softmax_right for s in self.seeds) / n if n else math.nan
-
-    @property
-    def verdict(self) -> str:
-        if not self.seeds:
-            return "not measured"
-        signs = {s.sign for s in self.seeds}
-        if len(signs) == 1 and signs != {0} and self.pooled_p < ALPHA:
-            return f"{self.remedy} better" if signs == {1} else f"{tp.BASELINE} better"
-        return NO_DIFFERENCE
-
-
-@dataclasses.dataclass
-class Study:
-    outcomes: tp.PairedOutcomes
-    answer_index: dict       # (algorithm, length, eval seed) -> [samples] int
-    training_lengths: dict   # configuration -> sorted training lengths (the models' own)
-    groups: dict             # configuration -> its label among the file's configurations
-
-
-def _training_lengths(config, outcomes) -> list:
-    """The models' own training lengths: their `lengths` parameter ("4+5+...+16"), else the
-    evaluated rows at training lengths."""
-    text = dict(config).get("lengths")
-    if text is not None:
-        return sorted(int(x) for x in str(text).replace(",", "+").split("+") if x.strip())
-    return sorted(outcomes.trained_lengths.get(config, ()))
-
-
-def load(path: str) -> Study:
-    outcomes = tp.paired_outcomes(path)
-    answer_index = {}
-    with h5py.File(path, "r") as f:
-        for key, point in outcomes.points.items():
-            name = f"arrays/{point}/answer_index"
-            if name not in f:
-                raise common.ResultFileError(f"{path}: point {point} lacks /{name}; the file was written by an "
-                                             "older eval-text. Re-run it.")
-            index = np.asarray(f[name][()], dtype=int)
-            where = (key[1], key[2], key[3])
-            if where in answer_index and not np.array_equal(answer_index[where], index):
-                raise common.ResultFileError(f"{path}: models evaluated on {key[1]} at length {key[2]} saw different "
-                                             "samples (their answer_index differ); evaluate them in one eval-text run.")
-            answer_index[where] = index
-    configs = sorted({k[0] for k in outcomes.correct})
-    varying, _ = tp.configuration_labels(configs)
-    return Study(outcomes, answer_index, {c: _training_lengths(c, outcomes) for c in configs},
-                 {c: varying[c] for c in configs})
-
-
-def endpoints(study: Study, lengths=PRIMARY_LENGTHS, restrict: bool = True) -> list:
-    """Every remedy against softmax on every configuration and algorithm, at `lengths`, restricted
-    to answer_index below the largest training length (restrict=False: every sample)."""
-    correct = study.outcomes.correct
-    out = []
-    for config in sorted(study.groups):
-        below = max(study.training_lengths[config], default=0) if restrict else None
-        for algo in sorted({k[1] for k in correct if k[0] == config}):
-            for normaliser, item in tp.remedies_of(correct, config):
-                seeds, missing = [], []
-                for seed in sorted({k[6] for k in correct if k[:2] == (config, algo)}, key=str):
-                    a, b, kept, lacking = [], [], [], False
-                    for n in lengths:
-                        pairs = [(k, correct.get((*k[:4], normaliser, item, seed))) for k in sorted(correct, key=str)
-                                 if k[:3] == (config, algo, n) and k[4:] == (tp.BASELINE, "trained", seed)]
-                        pairs = [(k, other) for k, other in pairs if other is not None and other.shape == correct[k].shape]
-                        lacking = lacking or not pairs
-                        for k, other in pairs:
-                            index = study.answer_index[(algo, n, k[3])]
-                            a.append(correct[k])
-                            b.append(other)
-                            kept.append(index < below if below is not None else np.ones(index.shape, bool))
-                    if lacking:
-                        missing.append(seed)
-                        continue
-                    a, b, kept = np.concatenate(a), np.concatenate(b), np.concatenate(kept)
-                    seeds.append(SeedTest(seed, int(kept.sum()), int(kept.size), int(a[kept].sum()),
-                                          int(b[kept].sum()), mr.mcnemar_exact(a[kept], b[kept])))
-                out.append(Endpoint(tp.group_text(study.groups[config], algo), algo, tp.remedy_label(normaliser, item),
-                                    tuple(lengths), below, seeds, missing))
-    return out
+def study_files(path: str) -> list:
+    """`path` and the other STUDY_FILES present beside it."""
+    here = os.path.dirname(os.path.abspath(path))
+    others = [os.path.join(here, name) for name in STUDY_FILES if name != os.path.basename(path)]
+    return [path] + [p for p in others if os.path.exists(p)]
 
 
 # ---- secondary views
@@ -248,24 +82,27 @@ def accuracy(study: Study, arm: Arm, n: int) -> tuple | None:
 HEAD_METRICS = ("answer_entropy", "answer_entropy_before_beta", "answer_delta", "answer_entropy_uniform")
 
 
-def head_measures(path: str, study: Study) -> dict:
-    """(config, algorithm, length, normaliser, item) -> {metric: mean over seeds} of HEAD_METRICS."""
-    r, refs, algos, lengths, evaluated, _ = read_points(path)
-    models = tp.model_configurations(path, sorted(set(refs)))
+def head_measures(study: Study) -> dict:
+    """(config, algorithm, length, normaliser, item) -> {metric: mean over seeds} of HEAD_METRICS,
+    over every file of the study."""
     sums: dict = {}
-    for i in range(len(r)):
-        m = models[refs[i]]
-        if m is None or not evaluated[i]:
-            continue
-        normaliser, _, config = m
-        for item in {k[5] for k in study.outcomes.correct}:
-            names = [f"{x}.{item}" for x in HEAD_METRICS]
-            if not all(name in r.metrics for name in names) or not np.isfinite(r.metrics[names[0]][i]):
+    items = {k[5] for k in study.outcomes.correct}
+    for path in study.paths:
+        r, refs, algos, lengths, evaluated, _ = read_points(path)
+        models = tp.model_configurations(path, sorted(set(refs)))
+        for i in range(len(r)):
+            m = models[refs[i]]
+            if m is None or not evaluated[i]:
                 continue
-            if item != "trained" and normaliser != tp.BASELINE:
-                continue
-            cell = sums.setdefault((config, algos[i], int(lengths[i]), normaliser, item), [])
-            cell.append([float(r.metrics[name][i]) for name in names])
+            normaliser, _, config = m
+            for item in items:
+                names = [f"{x}.{item}" for x in HEAD_METRICS]
+                if not all(name in r.metrics for name in names) or not np.isfinite(r.metrics[names[0]][i]):
+                    continue
+                if item != "trained" and normaliser != tp.BASELINE:
+                    continue
+                cell = sums.setdefault((config, algos[i], int(lengths[i]), normaliser, item), [])
+                cell.append([float(r.metrics[name][i]) for name in names])
     return {k: dict(zip(HEAD_METRICS, np.mean(v, axis=0))) for k, v in sums.items()}
 
 
@@ -370,23 +207,51 @@ def entropy_figure(study: Study, measures: dict, outdir: str, scale: str) -> lis
 # ---- the page's text
 
 
-def _seed_text(s: SeedTest) -> str:
-    return (f"seed {s.seed}: {s.restricted} of {s.total} samples, {s.softmax_right} / {s.remedy_right} right, "
-            f"discordant {s.mcnemar.only_a} / {s.mcnemar.only_b}, p {mr.format_p(s.mcnemar.p)}")
+def _seed_text(s) -> str:
+    kept = ", ".join(f"{x.kept} of {x.total} at {x.length}" for x in s.strata)
+    return (f"seed {s.seed}: {kept}; softmax / arm right {s.softmax_right} / {s.arm_right}, discordant "
+            f"{s.mcnemar.only_a} / {s.mcnemar.only_b}, McNemar p {mr.format_p(s.mcnemar.p)}")
+
+
+def _p_text(e) -> tuple:
+    """(CMH chi2, pooled p, exact binomial p, Holm p) as the table prints them."""
+    if not e.measured:
+        return ("n/a",) * 4
+    chi2 = "n/a" if e.chi2 != e.chi2 else f"{e.chi2:.2f}"
+    return (chi2, mr.format_p(e.pooled_p), mr.format_p(e.exact_p),
+            "(primary: raw p)" if e.primary else mr.format_p(e.holm_p))
 
 
 def endpoint_table(rows: list, title: str) -> list:
-    head = ["algorithm", "remedy", "seeds (kept samples, softmax / remedy right, discordant, McNemar p)",
-            "Δ (points)", "signs", "pooled CMH p", "verdict"]
+    head = ["algorithm", "arm against softmax",
+            "per seed (kept samples per length, softmax / arm right, discordant only softmax / only arm, McNemar p)",
+            "Δ (points)", "signs", "CMH χ²", "pooled p", "exact binomial p", "Holm p", "verdict"]
     lines = [title, "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for e in rows:
         algo = f"{e.algorithm} ({e.group})" if e.group else e.algorithm
         seeds = "; ".join(_seed_text(s) for s in e.seeds) or "none"
         if e.missing:
             seeds += f"; lacking a length: seed {', '.join(str(s) for s in e.missing)}"
+        verdict = e.verdict
+        if e.gate_failures:
+            verdict += " (gate: " + "; ".join(e.gate_failures) + ")"
         signs = " ".join({1: "+", -1: "−", 0: "0"}[s.sign] for s in e.seeds)
-        lines.append("| " + " | ".join([algo, e.remedy, seeds, f"{e.difference:+.1f}" if e.seeds else "n/a", signs,
-                                        mr.format_p(e.pooled_p), e.verdict]) + " |")
+        lines.append("| " + " | ".join([algo, e.remedy + (" (primary)" if e.primary else ""), seeds,
+                                        f"{e.difference:+.1f}" if e.seeds else "n/a", signs, *_p_text(e),
+                                        verdict]) + " |")
+    return lines + [""]
+
+
+def gate_table(study: Study) -> list:
+    """Every model's gate figure: the models a row needs."""
+    lines = ["## Competence gate", "", f"Greedy exact match of the final output at the model's own training lengths, "
+             f"from the rows with normaliser `trained`; a model passes at ≥ {100 * competence_gate.GATE:g}%, "
+             "otherwise it is \"not learned\" and the rows that need it say \"not measured\".", "",
+             "| configuration | model | exact match | gate |", "|---|---|---|---|"]
+    for (config, normaliser, seed), c in sorted(study.gate.items(), key=lambda kv: str(kv[0])):
+        group = tp.group_text(study.groups.get(config, {}), "")
+        lines.append(f"| {group or '—'} | {normaliser}, seed {seed} | {100 * c.exact:.1f}% | "
+                     f"{'passes' if c.passes else 'not learned'} |")
     return lines + [""]
 
 
@@ -410,24 +275,41 @@ def entropy_table(study: Study, measures: dict) -> list:
     return lines + [""]
 
 
-RULE = (f"Primary endpoint: exact match of the final output at lengths {', '.join(map(str, PRIMARY_LENGTHS))} on the "
-        "samples whose answer names no index at or above the largest training length (the output-extrapolation "
-        "confound removed), each remedy against softmax on the same samples. McNemar: exact two-sided binomial test "
-        "on each seed's discordant pairs (only softmax right / only the remedy right). Pooled: Cochran-Mantel-Haenszel "
-        "stratified by seed, exact conditional (the binomial p of the remedy's wins among every seed's discordant "
-        f"pairs). A direction is claimed only when every seed's difference has its sign and the pooled p < {ALPHA}; "
-        f"otherwise \"{NO_DIFFERENCE}\".")
+RULE = (f"Primary endpoint (pre-registered): exact match of the final output at lengths "
+        f"{', '.join(map(str, PRIMARY_LENGTHS))}, on the samples whose answer index is below the largest training "
+        "length where the answer is an index (minimum; the output-extrapolation confound removed; max_value keeps "
+        "every sample), each arm against softmax of the same seed on the same samples. Per seed: McNemar's exact "
+        "test, the lengths pooled. Pooled over the (seed, length) strata: Cochran-Mantel-Haenszel with continuity "
+        "correction, χ² = (|Σ(b−c)| − 1)² / Σ(b+c) on 1 degree of freedom (b: only the arm right, c: only softmax); "
+        "the exact binomial p of the pooled discordant pairs beside it. Adaptive trained in (the primary "
+        "comparison) is judged by its raw pooled p, the other arms by their Holm-adjusted pooled p over the "
+        f"comparisons of the table's algorithm. A direction is claimed only when every seed's difference has its "
+        f"sign and that p < {ALPHA}; otherwise \"{NO_DIFFERENCE}\"; a comparison one of whose models fails the "
+        f"competence gate is \"{NOT_MEASURED}\".")
 
 
-def markdown(path: str, study: Study, primary: list, unrestricted: list, measures: dict) -> str:
-    lines = ["# The text study (docs/science.md#algorithmic-text)", "",
-             f"From {path}. Samples generated in the CLRS-Text format, not the released data.", "", RULE, ""]
+def _samples_note(study: Study) -> str:
+    independent = independent_samples(study)
+    if independent is None:
+        return ""
+    return ("Samples at the primary lengths: drawn independently for each training seed (sample_seed = training)."
+            if independent else "Samples at the primary lengths: shared by the seeds (sample_seed = eval), so the "
+            "seeds are not independent strata as the design asks; re-run the primary evaluation with "
+            "--sample-seed training.")
+
+
+def markdown(study: Study, primary: list, unrestricted: list, measures: dict) -> str:
+    lines = ["# The text study (docs/science.md#the-text-study-pre-registered)", "",
+             f"From {', '.join(study.paths)}. Samples generated in the CLRS-Text format, not the released data.", "",
+             RULE, "", _samples_note(study), ""]
+    lines += gate_table(study)
     if not primary:
-        lines += ["No comparison: the file holds no softmax-trained model with a matching remedy model (same seed "
+        lines += ["No comparison: the files hold no softmax-trained model with a matching arm model (same seed "
                   "and training parameters), or its training file was not found.", ""]
         return "\n".join(lines)
-    below = sorted({e.index_below for e in primary})
-    lines += endpoint_table(primary, f"## Primary endpoint (answer index < {', '.join(map(str, below))})")
+    below = sorted({str(e.index_below) for e in primary if e.index_below is not None})
+    lines += endpoint_table(primary, "## Primary endpoint" + (f" (answer index < {', '.join(below)} where it is an "
+                                                               "index)" if below else ""))
     lines += endpoint_table(unrestricted, "## The same on every sample (confounded by output extrapolation; "
                                           "for comparison, not the endpoint)")
     lines += entropy_table(study, measures)
@@ -435,10 +317,10 @@ def markdown(path: str, study: Study, primary: list, unrestricted: list, measure
 
 
 def make(path: str, outdir: str) -> list:
-    study = load(path)
+    study = load(study_files(path))
     scale = str(common.load_result(path, EXPERIMENT).attrs.get("scale", "custom"))
-    measures = head_measures(path, study)
-    written = [common.save_text(markdown(path, study, endpoints(study), endpoints(study, restrict=False), measures),
+    measures = head_measures(study)
+    written = [common.save_text(markdown(study, endpoints(study), endpoints(study, restrict=False), measures),
                                 outdir, "text_study.md")]
     if study.outcomes.correct:
         written += accuracy_figure(study, outdir, scale)

@@ -583,60 +583,75 @@ def write_text_pairs(directory, lengths=(4, 5, 6, 7, 8, 20, 40, 70), train_lengt
                                 samples, max(0, right(x, item, n, seed))))
 
 
-def study_answer_index(n: int, samples: int) -> np.ndarray:
-    """The synthetic study's answer_index at length n: sample j names index 7j mod n."""
-    return (7 * np.arange(samples)) % n
+def study_answer_index(n: int, samples: int, shift: int = 0) -> np.ndarray:
+    """The synthetic study's answer_index at length n: sample j names index (7j + shift) mod n
+    (shift: the training seed when the samples are keyed on it)."""
+    return (7 * np.arange(samples) + shift) % n
 
 
 def write_text_study(directory, lengths=(4, 8, 16, 24, 32), train_lengths=(4, 8, 16), seeds=(1, 2, 3),
-                     samples=40, right=None, steps=3000, head_measures=True):
-    """The text study's files: train-text.h5 with a softmax and an adaptive model per seed, and
-    eval-text.h5 evaluating each on minimum (items trained and adaptive at inference) with per-sample
-    correctness, answer_index (study_answer_index) and the answer rows' head measures. right(normaliser,
-    item, n, seed, index) -> [samples] bool; by default every arm is right on the samples whose index
-    is below 16 and j mod 3 != 0 and never above, except the adaptive-trained models, which are also
-    right on every second sample with index >= 16 (a difference the restriction removes). steps=None:
-    no steps column; head_measures=False: no answer_* metrics. Returns the training grid."""
+                     samples=40, right=None, steps=3000, head_measures=True, normalisers=("softmax", "adaptive"),
+                     primary=(), algorithm=None):
+    """The text study's files: train-text.h5 with a model per normaliser and seed, and eval-text.h5
+    evaluating each on `algorithm` (items trained and adaptive at inference, the latter on the softmax
+    models) with per-sample correctness, answer_index (study_answer_index; -1 for max_value, whose
+    answer is a value) and the answer rows' head measures. Lengths in `primary` go to
+    eval-text-primary.h5 instead, with sample_seed = training: their samples are shifted by the
+    training seed. right(normaliser, item, n, seed, index) -> [samples] bool; by default every model
+    is right on every sample at its training lengths (it passes the gate) and elsewhere on the
+    samples whose index is below 16 and j mod 3 != 0, except the adaptive-trained models, which are
+    also right on every second sample with index >= 16 (a difference the restriction removes).
+    steps=None: no steps column; head_measures=False: no answer_* metrics; algorithm None: minimum,
+    without an algorithms column. Returns the training grid."""
     def default(normaliser, item, n, seed, index):
         j = np.arange(index.size)
+        if n in train_lengths:
+            return np.ones(index.size, bool)
         ok = (index < 16) & (j % 3 != 0)
         if normaliser == "adaptive":
             ok |= (index >= 16) & (j % 2 == 0)
         return ok
     right = right or default
     grid = [{"normaliser": x, "seed": s, "positional": "rope", "lengths": "+".join(map(str, train_lengths)),
-             **({"steps": steps} if steps is not None else {})} for x in ("softmax", "adaptive") for s in seeds]
+             **({"algorithms": algorithm} if algorithm else {}), **({"steps": steps} if steps is not None else {})}
+            for x in normalisers for s in seeds]
     ids = write_result(os.path.join(directory, "train-text.h5"), "train-text", grid, {"loss": np.zeros(len(grid))})
     heads = (("answer_entropy", "answer_entropy_before_beta", "answer_delta", "answer_entropy_uniform")
              if head_measures else ())
     items = ("trained", "adaptive")
-    points, arrays = [], {}
-    metrics = {k: [] for k in ["evaluated", "in_training_lengths"] +
-               [f"{m}.{i}" for m in ("exact_final",) + heads for i in items]}
-    for model, point in zip(grid, ids):
-        for n in lengths:
-            points.append({"checkpoint": f"results/train-text.h5#{point}", "algorithm": "minimum",
-                           "length": n, "samples": samples, "normaliser": "trained+adaptive", "seed": 1})
-            metrics["evaluated"].append(1)
-            metrics["in_training_lengths"].append(int(n in train_lengths))
-            index = study_answer_index(n, samples)
-            arrays[len(points) - 1] = {"answer_index": index.astype(np.int64)}
-            for item in items:
-                if item == "adaptive" and model["normaliser"] == "adaptive":
-                    for m in ("exact_final",) + heads:
-                        metrics[f"{m}.{item}"].append(float("nan"))
-                    continue
-                correct = np.asarray(right(model["normaliser"], item, n, model["seed"], index), dtype=bool)
-                metrics[f"exact_final.{item}"].append(float(correct.mean()))
-                arrays[len(points) - 1][f"correct_final.{item}"] = correct.astype(np.int64)
-                if not head_measures:
-                    continue
-                # Entropy after beta falls below the one before it for adaptive (trained or at inference).
-                sharpened = model["normaliser"] == "adaptive" or item == "adaptive"
-                before = 0.5 + 0.04 * n + 0.01 * model["seed"]
-                metrics[f"answer_entropy_before_beta.{item}"].append(before)
-                metrics[f"answer_entropy.{item}"].append(before - (0.3 if sharpened else 0.0))
-                metrics[f"answer_delta.{item}"].append(10.0 + 0.1 * n)
-                metrics[f"answer_entropy_uniform.{item}"].append(float(np.log(n + 30)))
-    write_result(os.path.join(directory, "eval-text.h5"), "eval-text", points, metrics, arrays)
+    for name, ns in (("eval-text.h5", [n for n in lengths if n not in primary]), ("eval-text-primary.h5", primary)):
+        if not ns:
+            continue
+        points, arrays = [], {}
+        metrics = {k: [] for k in ["evaluated", "in_training_lengths"] +
+                   [f"{m}.{i}" for m in ("exact_final",) + heads for i in items]}
+        for model, point in zip(grid, ids):
+            for n in ns:
+                points.append({"checkpoint": f"results/train-text.h5#{point}", "algorithm": algorithm or "minimum",
+                               "length": n, "samples": samples, "normaliser": "trained+adaptive", "seed": 1,
+                               **({"sample_seed": "training"} if n in primary else {})})
+                metrics["evaluated"].append(1)
+                metrics["in_training_lengths"].append(int(n in train_lengths))
+                index = study_answer_index(n, samples, model["seed"] if n in primary else 0)
+                if algorithm == "max_value":
+                    index = np.full(samples, -1)
+                arrays[len(points) - 1] = {"answer_index": index.astype(np.int64)}
+                for item in items:
+                    if item == "adaptive" and model["normaliser"] != "softmax":
+                        for m in ("exact_final",) + heads:
+                            metrics[f"{m}.{item}"].append(float("nan"))
+                        continue
+                    correct = np.asarray(right(model["normaliser"], item, n, model["seed"], index), dtype=bool)
+                    metrics[f"exact_final.{item}"].append(float(correct.mean()))
+                    arrays[len(points) - 1][f"correct_final.{item}"] = correct.astype(np.int64)
+                    if not head_measures:
+                        continue
+                    # Entropy after beta falls below the one before it for adaptive (trained or at inference).
+                    sharpened = model["normaliser"] == "adaptive" or item == "adaptive"
+                    before = 0.5 + 0.04 * n + 0.01 * model["seed"]
+                    metrics[f"answer_entropy_before_beta.{item}"].append(before)
+                    metrics[f"answer_entropy.{item}"].append(before - (0.3 if sharpened else 0.0))
+                    metrics[f"answer_delta.{item}"].append(10.0 + 0.1 * n)
+                    metrics[f"answer_entropy_uniform.{item}"].append(float(np.log(n + 30)))
+        write_result(os.path.join(directory, name), "eval-text", points, metrics, arrays)
     return grid
