@@ -11,6 +11,7 @@
 #include <set>
 
 #include "core/errors.hpp"
+#include "core/hash.hpp"
 #include "core/parallel_for.hpp"
 #include "experiments/normaliser_param.hpp"
 #include "head_measure/answer_rows.hpp"
@@ -71,6 +72,15 @@ std::vector<std::string> normaliser_items(const std::string& text) {
   return items;
 }
 
+// The key of a point's samples: the declared stream (seed, algorithm, length), and with
+// sample_seed = training also the model's training seed, so that each training seed is evaluated on
+// samples of its own (independent strata, docs/science.md#running-the-text-study) while the models
+// of one training seed still share theirs.
+std::uint64_t sample_key(runner::PointContext& ctx, const std::string& sample_seed, std::int64_t training_seed) {
+  const std::uint64_t key = ctx.stream_key("data");
+  return sample_seed == "training" ? hash_combine(key, hash64("training_seed=" + std::to_string(training_seed))) : key;
+}
+
 }  // namespace
 
 class EvalTextExperiment final : public runner::Experiment {
@@ -110,6 +120,11 @@ public:
             .at_most(std::int64_t{1024}),
         runner::integer_param("samples", "100", "fresh samples per point", 1).at_most(std::int64_t{1} << 20),
         normaliser,
+        runner::text_param("sample_seed", "eval",
+                           "what keys the samples besides algorithm and length: eval (the evaluation's --seed: every "
+                           "model sees the same samples) or training (also the model's training seed: each training "
+                           "seed its own samples, the arms of one seed the same; docs/science.md#running-the-text-study)",
+                           {"eval", "training"}),
     };
   }
   std::vector<runner::OutputSpec> outputs() const override {
@@ -143,7 +158,8 @@ public:
         array_real("answer_delta_max_heads.<normaliser>", {"*", "*"}, "logit units", "[layer, head] largest delta_row of the answer rows over samples"),
     };
   }
-  // The samples depend on (seed, algorithm, length) only: every model and normaliser sees the same.
+  // The samples depend on (seed, algorithm, length) only: every model and normaliser sees the same
+  // (with sample_seed = training also on the model's training seed, see sample_key).
   std::vector<runner::StreamSpec> streams() const override { return {{"data", {"algorithm", "length"}}}; }
   double estimated_cost(const Point& p) const override {
     const double n = double(p.integer("length"));
@@ -175,7 +191,7 @@ public:
 
     std::vector<text::Sample> drawn;
     if (allowed) {
-      const std::uint64_t key = ctx.stream_key("data");
+      const std::uint64_t key = sample_key(ctx, p.text("sample_seed"), m.seed);
       for (std::size_t i = 0; i < samples; ++i) drawn.push_back(text::draw_sample(key, algorithm, length, i, m.mix.trace));
     }
     std::vector<std::int64_t> answer_index;

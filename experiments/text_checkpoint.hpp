@@ -21,6 +21,7 @@ struct TrainedTextModel {
   transformer::TransformerConfig config;
   std::vector<float> params;
   text_model::TaskMix mix;                   // what it was trained on
+  std::int64_t seed = 0;                     // its training seed (the seed of its point)
 };
 
 namespace text_checkpoint_detail {
@@ -41,6 +42,7 @@ inline TrainedTextModel describe(const std::string& reference, const runner::Res
   m.mix.algorithms = text_model::parse_algorithm_mix(text("algorithms"));
   m.mix.lengths = text_model::parse_lengths(text("lengths"));
   m.mix.trace = text("trace") == "on";
+  m.seed = std::get<std::int64_t>(params.at("seed"));
   return m;
 }
 }  // namespace text_checkpoint_detail

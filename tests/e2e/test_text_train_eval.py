@@ -4,7 +4,8 @@ minimum beats chance by at least 3x in greedy exact match at its training length
 margin is printed) and its answer rows' head measures are sane (entropy before and after beta, the
 answers' largest index); eval-text applies adaptive at inference to a softmax-trained model and refuses it
 for a model with learned scalars; max_value trains and evaluates (no index in its answers, no trace);
-the trainer prints a progress line at each evaluation unless --quiet; bad input is one line with exit 2.
+the trainer prints a progress line at each evaluation unless --quiet; --sample-seed training gives each
+training seed its own samples and the arms of one seed the same; bad input is one line with exit 2.
 ctest runs it with SHARP_BIN_DIR set; standalone: SHARP_BIN_DIR=build/bin /usr/bin/python3 <this>.
 """
 import os
@@ -129,6 +130,31 @@ class TrainEvalText(ResultDirCase):
                 "--out", self.path("traced.h5"))
         self.assertEqual(p.returncode, 2)
         self.assertIn("max_value has no trace", p.stderr)
+
+    def test_samples_keyed_on_the_training_seed(self):
+        # Two seeds of two arms: with --sample-seed training each seed has samples of its own and the
+        # arms of one seed the same; with the default (eval) every model the same.
+        model = self.path("seeds.h5")
+        run("sharp-train-text", *TINY, "--steps", "3", "--eval-every", "3", "--seed", "1,2",
+            "--normaliser", "softmax,adaptive", "--out", model, check=0)
+        with h5py.File(model, "r") as f:
+            trained = dict(zip(f["points/id"].asstr()[()], zip(f["points/params/normaliser"].asstr()[()],
+                                                                 f["points/params/seed"][()])))
+        answers = {}
+        for mode in ("training", "eval"):
+            ev = self.path(f"e-{mode}.h5")
+            run("sharp-eval-text", "--checkpoint", model, "--length", "16", "--samples", "24",
+                "--sample-seed", mode, "--out", ev, "--quiet", check=0)
+            with h5py.File(ev, "r") as f:
+                for k, i in enumerate(f["points/id"].asstr()[()]):
+                    ref = f["points/params/checkpoint"].asstr()[k]
+                    answers[(mode, *trained[ref.rpartition("#")[2]])] = tuple(f["arrays"][i]["answer_index"][()])
+        self.assertEqual(len(answers), 8)
+        for mode in ("training", "eval"):
+            self.assertEqual(answers[(mode, "softmax", 1)], answers[(mode, "adaptive", 1)])
+            self.assertEqual(answers[(mode, "softmax", 2)], answers[(mode, "adaptive", 2)])
+        self.assertNotEqual(answers[("training", "softmax", 1)], answers[("training", "softmax", 2)])
+        self.assertEqual(answers[("eval", "softmax", 1)], answers[("eval", "softmax", 2)])
 
     def test_progress_line_at_each_evaluation_unless_quiet(self):
         grid = [a for a in TINY if a != "--quiet"] + ["--steps", "10", "--eval-every", "5"]
