@@ -133,6 +133,7 @@ public:
         metric_integer("evaluated", "", "1 when evaluated; 0 (metrics NaN) when the model was not trained on the algorithm or the length cannot be drawn with its traces"),
         metric_integer("trace", "", "1 when the model was trained (and is evaluated) with traces"),
         metric_integer("in_training_lengths", "", "1 when the length is one of the model's training lengths"),
+        metric_integer("applied.<normaliser>", "", "1 when the normaliser ran; 0 (its metrics NaN, its arrays empty) for a normaliser at inference on a model with learned scalars, which keeps its own heads"),
         metric_real("exact_final.<normaliser>", "fraction", "samples whose final output (after ' | ') is exactly right"),
         metric_real("exact_final_low.<normaliser>", "fraction", "Wilson 95% interval of exact_final, low end"),
         metric_real("exact_final_high.<normaliser>", "fraction", "Wilson 95% interval of exact_final, high end"),
@@ -201,14 +202,18 @@ public:
       transformer::TransformerConfig config = m.config;
       if (item != "trained") config.normaliser = item;
       const transformer::Transformer model(config);
-      if (model.parameter_count() != m.params.size())
-        throw BadInput("--normaliser " + item + ": the model was trained with learned scalars (" + m.config.normaliser +
-                       "); only 'trained' applies to it");
+      // A normaliser applied at inference replaces the heads of models without learned scalars only
+      // (a grid over several models skips the others, as it skips algorithms a model was not trained
+      // on): a model with learned scalars keeps its own, and the item's row says applied 0.
+      const bool applies = model.parameter_count() == m.params.size();
+      r.set_count("applied." + item, applies ? 1 : 0);
+      const std::vector<text::Sample> none;
+      const std::vector<text::Sample>& used = applies ? drawn : none;
       const std::size_t L = config.layers, H = config.heads;
-      std::vector<text::AnswerScore> scores(drawn.size());
-      std::vector<head_measure::AnswerRows> heads(drawn.size(), head_measure::AnswerRows(L, H, 0));
-      parallel_for(drawn.size(), {"eval-text/samples", ctx.threads()}, [&](std::size_t i) {
-        const text::Sample& s = drawn[i];
+      std::vector<text::AnswerScore> scores(used.size());
+      std::vector<head_measure::AnswerRows> heads(used.size(), head_measure::AnswerRows(L, H, 0));
+      parallel_for(used.size(), {"eval-text/samples", ctx.threads()}, [&](std::size_t i) {
+        const text::Sample& s = used[i];
         const std::vector<text::Token> question = text::tokenise(s.question);
         const std::size_t budget = text::tokenise(s.answer).size() + kExtraTokens;
         heads[i] = head_measure::AnswerRows(L, H, question.size() - 1);
