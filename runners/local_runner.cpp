@@ -223,6 +223,7 @@ void print_dry_run(const Experiment& e, const Grid& grid, const RunOptions& o) {
   const std::vector<int> shard = shard_owners(e, grid, o);
   for (const Point& p : grid.points()) {
     if (o.shard && shard[p.index] != o.shard->index) continue;
+    if (o.only && !o.only->selects(p)) continue;
     std::printf("%6zu  %s  cost %-10.3g %s\n", p.index, p.id.c_str(), e.estimated_cost(p), p.describe().c_str());
   }
 }
@@ -319,7 +320,8 @@ RunPlan plan_run(const Experiment& experiment, const Grid& grid, const RunOption
   const std::vector<int> shard_of = shard_owners(experiment, grid, options);
   const int my_shard = options.shard ? options.shard->index : 0;
   std::vector<bool> mine(grid.size());
-  for (const Point& p : grid.points()) mine[p.index] = shard_of[p.index] == my_shard;
+  for (const Point& p : grid.points())
+    mine[p.index] = shard_of[p.index] == my_shard && (!options.only || options.only->selects(p));
   // --status only reads: it neither reads parts through nor sets damaged ones aside.
   const PartsSurvey survey = survey_parts(grid, parts_dir, options.status ? std::vector<bool>(grid.size(), false) : mine,
                                           options, options.overwrite && !options.status);
@@ -330,15 +332,17 @@ RunPlan plan_run(const Experiment& experiment, const Grid& grid, const RunOption
   }
 
   if (options.status) {
+    const std::vector<bool>& mine_of = mine;
     std::size_t mine = 0, mine_done = 0;
     for (const Point& p : grid.points()) {
-      if (shard_of[p.index] != my_shard) continue;
+      if (!mine_of[p.index]) continue;
       ++mine;
       mine_done += survey.complete[p.index];
       std::printf("%-8s  %s  %s\n", survey.complete[p.index] ? "complete" : "missing", p.id.c_str(), p.describe().c_str());
     }
     std::printf("%s: %zu of %zu points complete, %zu missing%s (parts in %s)\n", prog.c_str(), mine_done, mine,
-                mine - mine_done, options.shard ? " in this shard" : "", parts_dir.c_str());
+                mine - mine_done, options.shard ? " in this shard" : options.only ? " among --only's" : "",
+                parts_dir.c_str());
     plan.early_exit = mine_done == mine ? kDone : kIncomplete;
     return plan;
   }
@@ -354,7 +358,7 @@ RunPlan plan_run(const Experiment& experiment, const Grid& grid, const RunOption
 
   // Points to run: incomplete, in this shard, most expensive first.
   for (const Point& p : grid.points())
-    if (!survey.complete[p.index] && shard_of[p.index] == my_shard) plan.todo.push_back(&p);
+    if (!survey.complete[p.index] && mine[p.index]) plan.todo.push_back(&p);
   std::stable_sort(plan.todo.begin(), plan.todo.end(), [&](const Point* a, const Point* b) {
     return experiment.estimated_cost(*a) > experiment.estimated_cost(*b);
   });
@@ -364,6 +368,33 @@ RunPlan plan_run(const Experiment& experiment, const Grid& grid, const RunOption
     clean_stale_temporaries(parts_dir, plan.todo);
   }
   return plan;
+}
+
+// After an --only run: --out is never merged (a later run without --only resumes the points); with
+// --only-out the selected points, once all are complete, become a result file of their own.
+static int finish_only(const Experiment& experiment, const Grid& grid, const RunOptions& options, const RunPlan& plan,
+                       int mpi_size) {
+  const std::string parts_dir = options.out + ".parts";
+  const std::string prog = "sharp-" + experiment.name();
+  const PartsSurvey after = survey_parts(grid, parts_dir, std::vector<bool>(grid.size(), false), options, false);
+  std::size_t missing = 0;
+  for (const Point& p : grid.points()) missing += options.only->selects(p) && !after.complete[p.index];
+  if (missing) return kIncomplete;
+  if (!options.only_out.empty()) {
+    const Grid selected = sub_grid(grid, *options.only);
+    const auto merged = complete_result_fingerprint(options.only_out, experiment.name());
+    if (!merged || *merged != selected.fingerprint()) {
+      RunOptions sub = options;
+      sub.out = options.only_out;
+      clean_output_temporaries(sub.out);
+      merge_points(experiment, selected, sub, parts_dir, mpi_size, grid.fingerprint());
+    }
+  }
+  if (!options.quiet)
+    std::printf("%s: the %zu points of --only %s are done (%zu run now)%s; %s is merged by a run without --only\n",
+                prog.c_str(), plan.scope, options.only->describe().c_str(), plan.todo.size(),
+                options.only_out.empty() ? "" : (", merged into " + options.only_out).c_str(), options.out.c_str());
+  return kDone;
 }
 
 int finish_run(const Experiment& experiment, const Grid& grid, const RunOptions& options, const RunPlan& plan,
@@ -381,6 +412,7 @@ int finish_run(const Experiment& experiment, const Grid& grid, const RunOptions&
                   prog.c_str(), options.shard->index, options.shard->count, plan.todo.size());
     return missing == 0 ? kDone : kIncomplete;
   }
+  if (options.only) return finish_only(experiment, grid, options, plan, mpi_size);
   clean_output_temporaries(options.out);
   merge_points(experiment, grid, options, parts_dir, mpi_size);
   if (!options.keep_parts) {

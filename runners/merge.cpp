@@ -59,8 +59,9 @@ void copy_arrays(const h5::Group& from, h5::Group& to) {
 }  // namespace
 
 void merge_points(const Experiment& experiment, const Grid& grid, const RunOptions& options,
-                  const std::string& parts_dir, int mpi_size) {
+                  const std::string& parts_dir, int mpi_size, const std::string& parts_fingerprint) {
   const std::size_t P = grid.size();
+  const std::string& expected = parts_fingerprint.empty() ? grid.fingerprint() : parts_fingerprint;
   std::map<std::string, Column> columns;
   std::vector<double> wall(P);
   std::vector<std::int64_t> rss(P), threads(P);
@@ -76,7 +77,7 @@ void merge_points(const Experiment& experiment, const Grid& grid, const RunOptio
     const Point& point = grid.points()[i];
     h5::File part = h5::File::open_read(part_path(parts_dir, point.id));
     const h5::Group& proot = part.root();
-    if (proot.attr_string("point_id") != point.id || proot.attr_string("fingerprint") != grid.fingerprint())
+    if (proot.attr_string("point_id") != point.id || proot.attr_string("fingerprint") != expected)
       throw std::runtime_error("part file of point " + point.id + " belongs to another configuration");
     const std::string c = proot.attr_string("created");
     if (created.empty() || c < created) created = c;

@@ -8,9 +8,10 @@
 
 namespace sharp::runner {
 
-// All points must have complete part files with the grid's fingerprint (the caller checks).
+// All points must have complete part files with the grid's fingerprint (the caller checks), or with
+// `parts_fingerprint` when given: the points of a sub-grid run under the whole grid's (--only-out).
 void merge_points(const Experiment& experiment, const Grid& grid, const RunOptions& options,
-                  const std::string& parts_dir, int mpi_size);
+                  const std::string& parts_dir, int mpi_size, const std::string& parts_fingerprint = "");
 
 // The fingerprint of a complete result file of this experiment; nullopt when the file is missing,
 // incomplete or not a sharp result at all (the runner refuses to replace such a file without

@@ -86,6 +86,10 @@ std::string make_help(const Experiment& e, const std::vector<ParamSpec>& params)
   row("--out PATH.h5", "merged result file [default results/" + e.name() + ".h5]; finished points go to PATH.h5.parts/");
   row("--threads N", "OpenMP threads of this process [default: all cores]; never changes the data");
   row("--shard I/N", "run shard I of N (I from 0, N at most " + std::to_string(kMaxShards) + "; for Slurm arrays) and never merge");
+  row("--only NAME=VALUES", "run only the grid's points whose parameter NAME takes one of VALUES (e.g. --only "
+      "seed=1 for a pilot), into PATH.h5.parts/, and never merge PATH.h5: a later run without --only resumes them");
+  row("--only-out FILE.h5", "with --only: also merge those points, once all are complete, into a result file of "
+      "their own (their sub-grid), e.g. a pilot's models for another experiment to read");
   row("--merge-only", "merge finished point files into PATH.h5 and stop");
   row("--status", "list complete and missing points and stop (exit 0 only when all are complete)");
   row("--dry-run", "print the expanded grid and stop");
@@ -136,32 +140,32 @@ double parse_seconds(const std::string& s) {
 
 // The output must be PATH.h5 in a directory we can create or write; checked before anything is
 // written so that a bad --out fails with status 2 and no file.
-void check_output_path(const std::string& out) {
+void check_output_path(const std::string& out, const std::string& flag = "--out") {
   if (out.size() < 4 || out.substr(out.size() - 3) != ".h5")
-    throw BadInput("--out: '" + out + "' must name an HDF5 file ending in .h5");
+    throw BadInput(flag + ": '" + out + "' must name an HDF5 file ending in .h5");
   fs::path p = fs::absolute(out);
   std::error_code ec;
-  if (fs::is_directory(p, ec)) throw BadInput("--out: '" + out + "' is a directory (allowed: a file PATH.h5)");
+  if (fs::is_directory(p, ec)) throw BadInput(flag + ": '" + out + "' is a directory (allowed: a file PATH.h5)");
   // Beside PATH.h5 go PATH.h5.parts/, PATH.h5.parts.deleting/, PATH.h5.shard-I-of-N.lock and
   // temporaries PATH.h5.tmp.<pid>.<n>: all must fit the file system's 255-byte names.
   if (p.filename().string().size() > kMaxOutputName)
-    throw BadInput("--out: the file name '" + p.filename().string().substr(0, 40) + "...' has " +
+    throw BadInput(flag + ": the file name '" + p.filename().string().substr(0, 40) + "...' has " +
                    std::to_string(p.filename().string().size()) + " bytes (allowed: at most " +
                    std::to_string(kMaxOutputName) + ")");
   const fs::path parts = p.string() + ".parts";
   if (fs::exists(fs::symlink_status(parts, ec)) && !fs::is_directory(parts, ec))
-    throw BadInput("--out: '" + parts.string() + "' exists and is not a directory (the parts of " + out +
-                   " go there); move it away or choose another --out");
+    throw BadInput(flag + ": '" + parts.string() + "' exists and is not a directory (the parts of " + out +
+                   " go there); move it away or choose another " + flag);
   fs::path dir = p.parent_path();
   while (!dir.empty() && !fs::exists(dir, ec)) dir = dir.parent_path();
   if (!fs::is_directory(dir, ec))
-    throw BadInput("--out: cannot write '" + out + "': '" + dir.string() + "' is not a directory");
+    throw BadInput(flag + ": cannot write '" + out + "': '" + dir.string() + "' is not a directory");
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
-    throw BadInput("--out: cannot write '" + out + "': directory '" + dir.string() + "' is not writable");
+    throw BadInput(flag + ": cannot write '" + out + "': directory '" + dir.string() + "' is not writable");
   // Root passes access(); a read-only or pseudo file system does not pass a real probe.
   std::string probe = (dir / (".sharp-probe-" + std::to_string(::getpid()))).string();
   std::ofstream f(probe);
-  if (!f) throw BadInput("--out: cannot write '" + out + "': cannot create files in '" + dir.string() + "'");
+  if (!f) throw BadInput(flag + ": cannot write '" + out + "': cannot create files in '" + dir.string() + "'");
   f.close();
   fs::remove(probe, ec);
 }
@@ -292,7 +296,8 @@ Invocation parse_command_line(const Experiment& experiment, int argc, const char
   for (const ParamSpec& p : params)
     if (p.list != ListRole::Derived) desc.add_options()(option_name(p).c_str(), po::value<std::string>());
   desc.add_options()("config", po::value<std::string>())("out", po::value<std::string>())(
-      "threads", po::value<std::string>())("shard", po::value<std::string>())(
+      "threads", po::value<std::string>())("shard", po::value<std::string>())("only", po::value<std::string>())(
+      "only-out", po::value<std::string>())(
       "checkpoint-every", po::value<std::string>())("merge-only", po::bool_switch())(
       "status", po::bool_switch())("dry-run", po::bool_switch())("quiet", po::bool_switch())(
       "keep-parts", po::bool_switch())("overwrite", po::bool_switch())("break-lock", po::bool_switch())(
@@ -343,6 +348,9 @@ Invocation parse_command_line(const Experiment& experiment, int argc, const char
     throw BadInput("--merge-only, --status and --dry-run exclude each other (allowed: at most one)");
   if (o.shard && o.merge_only)
     throw BadInput("--shard and --merge-only exclude each other (a shard never merges)");
+  if (vm.count("only") && (o.shard || o.merge_only))
+    throw BadInput("--only excludes --shard and --merge-only (it runs some points and never merges --out)");
+  if (vm.count("only-out") && !vm.count("only")) throw BadInput("--only-out needs --only (the points it merges)");
 
   std::vector<Axis> axes;
   std::vector<ParamSpec> derived;
@@ -361,6 +369,13 @@ Invocation parse_command_line(const Experiment& experiment, int argc, const char
   checked_grid_size(axes);  // from the axis sizes, before a single point is built
   Grid grid(experiment.name(), std::move(axes), std::move(derived));
   for (const Point& pt : grid.points()) experiment.validate(pt);
+  if (vm.count("only")) o.only = parse_point_filter(vm["only"].as<std::string>(), grid);
+  if (vm.count("only-out")) {
+    o.only_out = vm["only-out"].as<std::string>();
+    if (std::filesystem::weakly_canonical(o.only_out) == std::filesystem::weakly_canonical(o.out))
+      throw BadInput("--only-out: '" + o.only_out + "' is --out itself (allowed: a file of its own)");
+    if (!o.dry_run) check_output_path(o.only_out, "--only-out");
+  }
   if (!o.dry_run) check_output_path(o.out);
   inv.grid.emplace(std::move(grid));
   return inv;

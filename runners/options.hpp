@@ -5,6 +5,7 @@
 
 #include "runners/experiment.hpp"
 #include "runners/grid.hpp"
+#include "runners/point_filter.hpp"
 
 namespace sharp::runner {
 
@@ -17,6 +18,8 @@ struct RunOptions {
   std::string out;                 // merged result file PATH.h5; parts go to PATH.h5.parts/
   int threads = 1;                 // OpenMP threads of this process
   std::optional<Shard> shard;      // run only shard I of N and never merge
+  std::optional<PointFilter> only; // run only these points and never merge into `out`
+  std::string only_out;            // with `only`: merge those points into this file of their own
   bool merge_only = false;
   bool status = false;
   bool dry_run = false;
