@@ -39,12 +39,13 @@ readme: build
 # The sweeps of one scale (sweeps/$(SCALE)/*.cfg), building only the binaries they run, then every
 # figure and the report (results/report/index.html); prints each stage's time. SCALE=quick (the
 # default, minutes), SCALE=paper (the paper's own sizes, about two hours on 2 cores; resumable),
-# SCALE=cluster (prints the sharp-submit commands; runs nothing).
+# SCALE=cluster (prints the sharp-submit commands; runs nothing). SWEEPS='GLOB...' runs only the
+# sweeps whose names match (e.g. SWEEPS='train-text* eval-text*'; scripts/paper.sh --sweeps).
 paper: deps configure
 ifeq ($(SCALE),cluster)
-	@bash scripts/paper.sh $(BUILD)/bin $(RESULTS) cluster
+	@bash scripts/paper.sh $(if $(SWEEPS),--sweeps '$(SWEEPS)') $(BUILD)/bin $(RESULTS) cluster
 else
-	bash scripts/paper.sh --build $(BUILD) --jobs $(JOBS) --figures $(BUILD)/bin $(RESULTS) $(SCALE)
+	bash scripts/paper.sh --build $(BUILD) --jobs $(JOBS) --figures $(if $(SWEEPS),--sweeps '$(SWEEPS)') $(BUILD)/bin $(RESULTS) $(SCALE)
 endif
 
 # Ships the result files of a finished `make paper SCALE=...` run: results/published/$(SCALE)/ with

@@ -4,11 +4,16 @@
 # long each stage took. Finished results are up to date on a rerun (a no-op); an interrupted sweep
 # resumes.
 #
-#   bash scripts/paper.sh [--build BUILD_DIR [--jobs N]] [--figures] [BIN_DIR] [RESULTS_DIR] [SCALE]
+#   bash scripts/paper.sh [--build BUILD_DIR [--jobs N]] [--figures] [--sweeps 'GLOB...'] [BIN_DIR] [RESULTS_DIR] [SCALE]
 #
 # Defaults: BIN_DIR build/bin, RESULTS_DIR results, SCALE quick. --build builds the sharp-<experiment>
 # targets of the sweeps in the (configured) CMake build directory; --figures then runs
 # analysis/make_figures.py and analysis/report.py (results/report/index.html).
+#
+# --sweeps 'GLOB...' runs only the sweeps whose name (sweeps/<scale>/NAME.cfg) matches one of the
+# blank-separated shell patterns, e.g. --sweeps 'train-text* eval-text*' or --sweeps 'bounds
+# weight-bound'; a selected sweep's input that is not selected must already be in RESULTS_DIR. A
+# pattern that matches no sweep is an error (exit 2) before anything runs.
 #
 # SCALE cluster runs nothing: it prints, in dependency order, the sharp-submit command of every sweep
 # (its `# submit:` line holds the options), for a Slurm cluster.
@@ -26,9 +31,11 @@ set -euo pipefail
 build_dir=""
 jobs=$(nproc)
 figures=0
+sweeps=""
 while (($#)); do
   case $1 in
     --build) build_dir=$2; shift 2 ;;
+    --sweeps) sweeps=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --figures) figures=1; shift ;;
     --*) echo "paper: unknown option $1" >&2; exit 2 ;;
@@ -90,6 +97,39 @@ while ((${#pending[@]})); do
   fi
   pending=("${waiting[@]+"${waiting[@]}"}")
 done
+
+# --sweeps: keep the selected sweeps, in the same order; an input left out must exist already.
+if [[ -n $sweeps ]]; then
+  read -r -a patterns <<< "$sweeps"
+  selected=()
+  declare -A chosen=()
+  for cfg in "${order[@]}"; do
+    name=$(basename "$cfg" .cfg)
+    for pattern in "${patterns[@]}"; do
+      # shellcheck disable=SC2053  # the pattern is a glob on purpose
+      if [[ $name == ${pattern%.cfg} ]]; then selected+=("$cfg"); chosen[$name]=1; break; fi
+    done
+  done
+  for pattern in "${patterns[@]}"; do
+    matched=0
+    for cfg in "${order[@]}"; do
+      # shellcheck disable=SC2053
+      [[ $(basename "$cfg" .cfg) == ${pattern%.cfg} ]] && matched=1
+    done
+    ((matched)) || { echo "paper: --sweeps '$pattern' matches no sweeps/$scale/*.cfg" >&2; exit 2; }
+  done
+  if [[ $scale != cluster ]]; then
+    for cfg in "${selected[@]}"; do
+      while read -r flag source; do
+        [[ -n ${chosen[$source]:-} || -f $results/$source.h5 ]] || {
+          echo "paper: $cfg reads $results/$source.h5, which does not exist: add $source to --sweeps or run it first" >&2
+          exit 2
+        }
+      done < <(inputs_of "$cfg")
+    done
+  fi
+  order=("${selected[@]}")
+fi
 
 if [[ $scale == cluster ]]; then
   # Nothing runs here: a cluster sweep is hours to hundreds of core-hours (each file's header says

@@ -1,7 +1,8 @@
 """scripts/paper.sh runs every sweep of a scale, a sweep that reads another's results after it and
 with its --checkpoint pointing into the results directory ('# input:' lines); a missing input or a
 cycle is an error (exit 2) before anything runs; Ctrl-C stops the running binary once (it exits 3)
-and the script exits 3 without starting the next stage; the cluster scale prints the sharp-submit
+and the script exits 3 without starting the next stage; --sweeps 'GLOB...' runs only the matching
+sweeps (in dependency order; an input left out must exist); the cluster scale prints the sharp-submit
 commands and runs nothing, and every shipped cluster sweep's command passes sharp-submit --dry-run.
 Fake experiment binaries log their arguments."""
 import glob
@@ -52,6 +53,31 @@ class PaperScript(ResultDirCase):
         self.assertEqual([c.split()[0] for c in calls], ["b-plain", "z-train", "a-eval"])
         self.assertIn("--config sweeps/t/a-eval.cfg --checkpoint res/z-train.h5 --out res/a-eval.h5", calls[2])
         self.assertIn("--config sweeps/t/b-plain.cfg --out res/b-plain.h5", calls[0])
+
+    def test_sweeps_runs_only_the_selected_in_order_and_needs_their_inputs(self):
+        self.make_scale({"a-eval": "# input: checkpoint = z-train\nn = 4\n", "b-plain": "n = 1\n",
+                         "z-train": "seed = 1\n", "z-other": "seed = 2\n"})
+        # An input that is neither selected nor in the results directory: exit 2, nothing runs.
+        p = self.run_script("--sweeps", "a-eval")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("add z-train to --sweeps", p.stderr)
+        self.assertEqual(self.calls(), [])
+        p = self.run_script("--sweeps", "nothing* b-plain")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("'nothing*' matches no", p.stderr)
+        self.assertEqual(self.calls(), [])
+        # Patterns select, the order stays the dependency order (z-train before a-eval).
+        p = self.run_script("--sweeps", "a-* z-train.cfg")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([c.split()[0] for c in self.calls()], ["z-train", "a-eval"])
+        # With the input's result present, the reader alone runs.
+        os.remove(self.path("calls.log"))
+        os.makedirs(self.path("res"), exist_ok=True)
+        open(self.path("res/z-train.h5"), "w").close()
+        p = self.run_script("--sweeps", "a-eval")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([c.split()[0] for c in self.calls()], ["a-eval"])
+        self.assertIn("--checkpoint res/z-train.h5", self.calls()[0])
 
     def test_missing_input_and_cycle_are_errors_before_running(self):
         self.make_scale({"a": "n = 1\n", "b": "# input: checkpoint = nothing\n"})
