@@ -23,6 +23,7 @@ import fig_beta_polynomial  # noqa: E402
 import fig_dispersion  # noqa: E402
 import fig_entropy_temperature  # noqa: E402
 import fig_text_accuracy  # noqa: E402
+import fig_text_curves  # noqa: E402
 import fig_head_entropy  # noqa: E402
 import fig_max_accuracy  # noqa: E402
 import fig_remedies  # noqa: E402
@@ -58,6 +59,8 @@ FIGURES = [
     ("text_accuracy", fig_text_accuracy.INPUT_FILE, fig_text_accuracy.make),
     ("text_paired", text_paired_table.INPUT_FILE, text_paired_table.make),
     ("text_study", text_study.INPUT_FILE, text_study.make),
+    ("text_study_curves", fig_text_curves.INPUT_FILE, fig_text_curves.make),
+    ("text_study_curves_pilot", fig_text_curves.PILOT_FILE, fig_text_curves.make_pilot),
 ]
 
 

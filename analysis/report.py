@@ -39,6 +39,8 @@ import report_sources  # noqa: E402
 import scorecard as sc  # noqa: E402
 import scorecard_clrs  # noqa: E402
 import text_paired_table  # noqa: E402
+import text_study  # noqa: E402
+import text_study_endpoint  # noqa: E402
 import text_results  # noqa: E402
 import transformer_theorem  # noqa: E402
 from report_sections import SECTIONS  # noqa: E402
@@ -70,6 +72,7 @@ class Inputs:
         self.text_models = self._read("eval-text.h5",
                                       lambda s: competence_gate.competence(s.path))
         self.text_paired = self._read("eval-text.h5", _read_text_paired)
+        self.text_study = self._read("eval-text.h5", _read_text_study)
         self.remedies = self._read("eval-remedies.h5",
                                    lambda s: mr.load_eval_max_groups(s.path))
 
@@ -96,10 +99,11 @@ class Inputs:
 
 
 def file_names() -> list:
-    """Every result file the page reads, in section order."""
+    """Every result file the page reads, in section order (a figure's file too: one that may be
+    absent without a notice, as the text study's pilot once the study has run)."""
     names = []
     for section in SECTIONS:
-        names += [f for f in section.files if f not in names]
+        names += [f for f in section.files + tuple(g.source for g in section.figures) if f not in names]
     return names
 
 
@@ -120,6 +124,16 @@ def _read_text_paired(source: report_sources.Source):
     per-sample arrays still feeds the figure and the scorecard, so only the table is refused."""
     try:
         return text_paired_table.load(source.path)
+    except common.ResultFileError as err:
+        return str(err)
+
+
+def _read_text_study(source: report_sources.Source):
+    """(study, primary endpoints) from eval-text.h5 and the study's files beside it, or the reason
+    they cannot be read (a string; the other text tables still stand)."""
+    try:
+        study = text_study_endpoint.load(text_study.study_files(source.path))
+        return study, text_study_endpoint.endpoints(study)
     except common.ResultFileError as err:
         return str(err)
 
@@ -429,10 +443,46 @@ def text_paired(inputs: Inputs) -> str:
                    + H.esc(text_paired_table.TESTS_NOTE))
 
 
+def text_study_table(inputs: Inputs) -> str:
+    """The text study's competence gate and primary endpoint (analysis/text_study_endpoint.py)."""
+    read = inputs.text_study
+    if read is None:
+        return ""
+    if isinstance(read, str):
+        return H.box("error", "Table refused:", H.esc(read))
+    study, rows = read
+    gate = [[H.esc(text_paired_table.group_text(study.groups.get(config, {}), "") or "—"),
+             H.esc(f"{normaliser}, seed {seed}"), H.number(c.exact, decimals=1, percent=True),
+             "passes" if c.passes else "not learned"]
+            for (config, normaliser, seed), c in sorted(study.gate.items(), key=lambda kv: str(kv[0]))]
+    out = [H.table(["configuration", "model", "exact match at its training lengths", "gate"], gate,
+                   caption=f"Competence gate: ≥ {100 * competence_gate.GATE:g}% greedy exact match of the "
+                           "final output at the model's own training lengths; a model below it is "
+                           "\"not learned\" and the rows that need it say \"not measured\".")]
+    if not rows:
+        return "\n".join(out + [H.box("note", "No primary endpoint:",
+                                      "the files hold no softmax-trained model with a matching arm model "
+                                      "evaluated at lengths 24 and 32.")])
+    body = []
+    for e in rows:
+        seeds = "; ".join(text_study.seed_text(t) for t in e.seeds) or "none"
+        chi2, pooled, exact, holm = text_study.p_text(e)
+        verdict = e.verdict + (" (gate: " + "; ".join(e.gate_failures) + ")" if e.gate_failures else "")
+        body.append([H.esc(f"{e.algorithm} ({e.group})" if e.group else e.algorithm),
+                     H.esc(e.remedy + (" (primary)" if e.primary else "")), H.esc(seeds),
+                     H.number(e.difference, decimals=1, signed=True) if e.seeds else H.MISSING,
+                     H.esc(" ".join({1: "+", -1: "−", 0: "0"}[t.sign] for t in e.seeds)),
+                     H.esc(chi2), H.esc(pooled), H.esc(exact), H.esc(holm), H.esc(verdict)])
+    out.append(H.table(["algorithm", "arm against softmax", "per seed", "Δ (points)", "signs", "CMH χ²",
+                        "pooled p", "exact binomial p", "Holm p", "verdict"], body,
+                       caption=H.esc(text_study.RULE + " " + text_study.samples_note(study))))
+    return "\n".join(out)
+
+
 TABLE_BUILDERS = {"dispersion_thresholds": dispersion_thresholds, "max_accuracy": max_accuracy,
                   "transformer_theorem": transformer_theorem_table, "remedies": remedies_table,
                   "remedies_leaderboard": remedies_leaderboard,
-                  "text_paired": text_paired}
+                  "text_paired": text_paired, "text_study": text_study_table}
 
 
 # ---- page pieces

@@ -152,6 +152,37 @@ SECTIONS = (
             "extrapolation)."),),
         tables=("text_paired",)),
     Section(
+        "text-study", "The text study", "the-text-study-pre-registered",
+        ("train-text.h5", "eval-text.h5"),
+        "Does adaptive temperature, trained into every head, help beyond the training lengths? A "
+        "pre-registered study on minimum (trained on lengths 4-16, RoPE): softmax against adaptive "
+        "trained in, SSMax with learned s, ASEntmax per query and adaptive at inference only, three "
+        "seeds each, judged only on models that pass the competence gate, at lengths 24 and 32 on the "
+        "answers whose index lies below 16. The primary lengths are read from eval-text-primary.h5 "
+        "beside eval-text.h5 when it is there.",
+        figures=(
+            Figure("text_study_curves_pilot", "train-text-pilot.h5", "The pilot's learning curves",
+                   "Seed 1 of every arm (the pilot, before the other seeds are trained): exact match on "
+                   "the fixed evaluation set at the training lengths and the losses against the step; "
+                   "dotted, the gate's 95% (judged on the greedy evaluation, not on this curve)."),
+            Figure("text_study_curves", "train-text.h5", "Learning curves",
+                   "Every model's training curve, one colour per arm, seed 1 (the pilot) thick: exact "
+                   "match on the fixed evaluation set at the training lengths (left) and training "
+                   "(solid) and evaluation (dashed) loss (right) against the step; dotted, the gate's "
+                   "95%. Compare where each arm levels off with the gate."),
+            Figure("text_study_accuracy", "eval-text.h5", "Exact match against length, every sample",
+                   "Mean over seeds with a 95% interval, per arm, beside chance 1/L (dotted); grey "
+                   "lines mark the training lengths. Beyond 16 part of each curve's fall is output "
+                   "extrapolation (answers naming an index the models never wrote), which the primary "
+                   "endpoint removes."),
+            Figure("text_study_entropy", "eval-text.h5", "The answer rows' heads",
+                   "Attention entropy of the rows that write the answer after (solid) and before "
+                   "(dashed) the normaliser's β, beside uniform attention's ln k, and their logit "
+                   "spread δ, per arm against length: learned sharpness (low entropy before β) told "
+                   "apart from the multiplier's."),
+        ),
+        tables=("text_study",)),
+    Section(
         "remedies", "Every remedy on one protocol", "remedies", ("eval-remedies.h5",),
         "Remedies (of temperature, log-n scaling, top-k, sparsemax, entmax, ASEntmax, Stieltjes, "
         "adaptive temperature: those the file holds) trained into the max-retrieval head at "

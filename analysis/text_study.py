@@ -207,13 +207,13 @@ def entropy_figure(study: Study, measures: dict, outdir: str, scale: str) -> lis
 # ---- the page's text
 
 
-def _seed_text(s) -> str:
+def seed_text(s) -> str:
     kept = ", ".join(f"{x.kept} of {x.total} at {x.length}" for x in s.strata)
     return (f"seed {s.seed}: {kept}; softmax / arm right {s.softmax_right} / {s.arm_right}, discordant "
             f"{s.mcnemar.only_a} / {s.mcnemar.only_b}, McNemar p {mr.format_p(s.mcnemar.p)}")
 
 
-def _p_text(e) -> tuple:
+def p_text(e) -> tuple:
     """(CMH chi2, pooled p, exact binomial p, Holm p) as the table prints them."""
     if not e.measured:
         return ("n/a",) * 4
@@ -229,7 +229,7 @@ def endpoint_table(rows: list, title: str) -> list:
     lines = [title, "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for e in rows:
         algo = f"{e.algorithm} ({e.group})" if e.group else e.algorithm
-        seeds = "; ".join(_seed_text(s) for s in e.seeds) or "none"
+        seeds = "; ".join(seed_text(s) for s in e.seeds) or "none"
         if e.missing:
             seeds += f"; lacking a length: seed {', '.join(str(s) for s in e.missing)}"
         verdict = e.verdict
@@ -237,7 +237,7 @@ def endpoint_table(rows: list, title: str) -> list:
             verdict += " (gate: " + "; ".join(e.gate_failures) + ")"
         signs = " ".join({1: "+", -1: "−", 0: "0"}[s.sign] for s in e.seeds)
         lines.append("| " + " | ".join([algo, e.remedy + (" (primary)" if e.primary else ""), seeds,
-                                        f"{e.difference:+.1f}" if e.seeds else "n/a", signs, *_p_text(e),
+                                        f"{e.difference:+.1f}" if e.seeds else "n/a", signs, *p_text(e),
                                         verdict]) + " |")
     return lines + [""]
 
@@ -288,7 +288,7 @@ RULE = (f"Primary endpoint (pre-registered): exact match of the final output at 
         f"competence gate is \"{NOT_MEASURED}\".")
 
 
-def _samples_note(study: Study) -> str:
+def samples_note(study: Study) -> str:
     independent = independent_samples(study)
     if independent is None:
         return ""
@@ -301,7 +301,7 @@ def _samples_note(study: Study) -> str:
 def markdown(study: Study, primary: list, unrestricted: list, measures: dict) -> str:
     lines = ["# The text study (docs/science.md#the-text-study-pre-registered)", "",
              f"From {', '.join(study.paths)}. Samples generated in the CLRS-Text format, not the released data.", "",
-             RULE, "", _samples_note(study), ""]
+             RULE, "", samples_note(study), ""]
     lines += gate_table(study)
     if not primary:
         lines += ["No comparison: the files hold no softmax-trained model with a matching arm model (same seed "

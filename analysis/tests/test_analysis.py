@@ -4,6 +4,7 @@
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -41,6 +42,7 @@ def results_dir(tmp_path_factory):
     synthetic.write_transformer_dispersion(d / "transformer-dispersion.h5")
     synthetic.write_transformer_dispersion_trained(d / "transformer-dispersion-trained.h5", d / "train-text.h5")
     synthetic.write_eval_text(d / "eval-text.h5")
+    shutil.copy(d / "train-text.h5", d / "train-text-pilot.h5")   # the text study's pilot: its own file
     return d
 
 

@@ -195,7 +195,8 @@ def test_page_fetches_nothing_and_every_docs_link_names_a_listed_anchor(tmp_path
     listed = {"notation", "dispersion-lemma", "transformers-disperse", "weight-norm-bound",
               "entropy-falls-with-beta", "logit-spread-in-llms", "adaptive-temperature",
               "streaming-entropy", "refitting-the-polynomial", "max-retrieval",
-              "max-retrieval-reconstructed", "published-numbers", "remedies", "algorithmic-text"}
+              "max-retrieval-reconstructed", "published-numbers", "remedies", "algorithmic-text",
+              "the-text-study-pre-registered"}
     assert anchors and anchors <= listed, anchors - listed
 
 
@@ -278,6 +279,28 @@ def test_clrs_rows_read_the_text_files_and_their_training_normalisers(tmp_path):
     claims = [r for r in rows if r.group == scorecard_clrs.CLRS]
     assert [r.verdict for r in claims] == [sc.NOT_MEASURED] * 3
     assert "did not learn the task" in claims[0].why and "softmax, seed 1: 50.0%" in claims[0].why
+
+
+def test_the_text_study_section_shows_the_gate_the_endpoint_and_the_curves(tmp_path):
+    # Seed 2's adaptive model misses the gate: the primary comparison is not measured, and says why.
+    def right(normaliser, item, n, seed, index):
+        j = np.arange(index.size)
+        if n in (4, 8, 16):
+            return (j % 10 != 0) if (normaliser, item, seed) == ("adaptive", "trained", 2) else np.ones(index.size, bool)
+        return j % 2 == 0
+    synthetic.write_text_study(tmp_path, right=right, primary=(24, 32))
+    import make_figures
+    assert make_figures.main([str(tmp_path), "--out", str(tmp_path / "figures")]) == 0
+    page, inputs, rows = build(tmp_path, tmp_path / "figures")
+    text = section_text(page, "text-study")
+    assert "adaptive, seed 2" in text and "90.0" in text and "not learned" in text
+    assert "adaptive (primary)" in text and "not measured (gate: minimum, adaptive, seed 2: 90.0%)" in text
+    assert "softmax + adaptive at inference" in text and "no difference shown" in text
+    assert "drawn independently for each training seed" in text
+    for title in ("Learning curves", "Exact match against length, every sample", "The answer rows"):
+        assert title in text
+    assert "The pilot" not in text   # no train-text-pilot.h5: its figure is simply absent
+    assert "text_study_curves" not in section_text(page, "other-figures") if 'id="other-figures"' in page else True
 
 
 def write_transformer_dispersion(path, growing=("alibi",), ns=(64, 256, 1024)):

@@ -2,8 +2,8 @@
 and its page (analysis/text_study.py) on synthetic files whose per-sample outcomes are known: the CMH
 statistic against a hand computation and the textbook CMH, Holm's adjustment, the restriction to
 answers with an index below the training lengths changing the verdict, the sign rule over seeds,
-the gate, samples keyed on the training seed in a separate primary file, the table, the figures and
-the refusals.
+the gate, samples keyed on the training seed in a separate primary file, the table, the figures
+(the learning curves too) and the refusals.
 
     /usr/bin/python3 -m pytest -q -p no:cacheprovider analysis/tests/test_text_study.py
 """
@@ -15,6 +15,7 @@ import pytest
 from scipy import stats
 
 import common
+import fig_text_curves
 import make_figures
 import paired_strata as ps
 import synthetic
@@ -260,3 +261,23 @@ def test_models_that_saw_different_samples_are_refused(tmp_path):
         f[f"arrays/{last}/answer_index"][0] += 1
     with pytest.raises(common.ResultFileError, match="different"):
         te.load(str(path))
+
+
+def test_learning_curves_per_arm_and_seed_are_drawn_and_registered(tmp_path):
+    synthetic.write_text_study(tmp_path, normalisers=("softmax", "adaptive", "ssmax:s=learn"))
+    models = fig_text_curves.curves(str(tmp_path / "train-text.h5"))
+    assert sorted({(m[1], m[2]) for m in models}) == sorted(
+        (x, s) for x in ("softmax", "adaptive", "ssmax:s=learn") for s in (1, 2, 3))
+    pilot = next(m for m in models if m[1:3] == ("adaptive", 1))[3]
+    assert list(pilot["curve_step"]) == [500, 1000, 1500, 2000]
+    assert pilot["curve_eval_exact_match"][-1] == pytest.approx(0.93)
+    written = fig_text_curves.make(str(tmp_path / "train-text.h5"), str(tmp_path / "figures"))
+    assert sorted(p.rsplit("/", 1)[1] for p in written) == ["text_study_curves.pdf", "text_study_curves.png"]
+    assert ("text_study_curves", "train-text.h5", fig_text_curves.make) in make_figures.FIGURES
+    assert ("text_study_curves_pilot", "train-text-pilot.h5", fig_text_curves.make_pilot) in make_figures.FIGURES
+    # A file without the curve is refused with the reason.
+    with h5py.File(tmp_path / "train-text.h5", "a") as f:
+        first = f["points/id"].asstr()[0]
+        del f[f"arrays/{first}/curve_eval_loss"]
+    with pytest.raises(common.ResultFileError, match="curve_eval_loss"):
+        fig_text_curves.curves(str(tmp_path / "train-text.h5"))
