@@ -61,21 +61,14 @@ class SeedTest:
     strata: list             # [Stratum], one per primary length
     mcnemar: mr.McNemar      # lengths pooled; only_a: only softmax right, only_b: only the arm
 
-    @property
-    def restricted(self) -> int:
-        return sum(s.kept for s in self.strata)
+    def _sum(self, field: str) -> int:
+        return sum(getattr(s, field) for s in self.strata)
 
-    @property
-    def total(self) -> int:
-        return sum(s.total for s in self.strata)
-
-    @property
-    def softmax_right(self) -> int:
-        return sum(s.softmax_right for s in self.strata)
-
-    @property
-    def arm_right(self) -> int:
-        return sum(s.arm_right for s in self.strata)
+    # Summed over the lengths.
+    restricted = property(lambda self: self._sum("kept"))
+    total = property(lambda self: self._sum("total"))
+    softmax_right = property(lambda self: self._sum("softmax_right"))
+    arm_right = property(lambda self: self._sum("arm_right"))
 
     @property
     def sign(self) -> int:
@@ -104,21 +97,21 @@ class Endpoint:
     def strata(self) -> list:
         return [s for t in self.seeds for s in t.strata]
 
+    def _discordant(self) -> tuple:
+        """([b_k], [c_k]) over the (seed, length) strata."""
+        return [s.only_arm for s in self.strata], [s.only_softmax for s in self.strata]
+
     @property
     def chi2(self) -> float:
-        return paired_strata.cmh_paired([s.only_arm for s in self.strata], [s.only_softmax for s in self.strata])[0]
+        return paired_strata.cmh_paired(*self._discordant())[0] if self.seeds else math.nan
 
     @property
     def pooled_p(self) -> float:
-        if not self.seeds:
-            return math.nan
-        return paired_strata.cmh_paired([s.only_arm for s in self.strata], [s.only_softmax for s in self.strata])[1]
+        return paired_strata.cmh_paired(*self._discordant())[1] if self.seeds else math.nan
 
     @property
     def exact_p(self) -> float:
-        if not self.seeds:
-            return math.nan
-        return paired_strata.binomial_paired([s.only_arm for s in self.strata], [s.only_softmax for s in self.strata])
+        return paired_strata.binomial_paired(*self._discordant()) if self.seeds else math.nan
 
     @property
     def judged_p(self) -> float:
