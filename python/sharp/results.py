@@ -131,6 +131,11 @@ def point_arrays(path: str | os.PathLike, point_id: str, names=None) -> dict:
     path, f = _open_checked(path, None)
     with f:
         group_path = f"arrays/{point_id}"
+        if "arrays" not in f:
+            raise ResultFileError(
+                f"{path}: has no /arrays group, so no per-point arrays (no group "
+                f"/arrays/{point_id}); this reader needs them. The file is damaged or was cut "
+                f"down: regenerate it with the experiment binary.")
         if group_path not in f:
             ids = [str(v) for v in _read_dataset(f["points/id"])]
             raise ResultFileError(
