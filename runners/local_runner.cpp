@@ -25,6 +25,7 @@
 #include "runners/point_file.hpp"
 #include "runners/progress.hpp"
 #include "runners/provenance.hpp"
+#include "runners/result_checksum.hpp"
 #include "runners/stall_injection.hpp"
 
 namespace fs = std::filesystem;
@@ -301,7 +302,11 @@ RunPlan plan_run(const Experiment& experiment, const Grid& grid, const RunOption
   // A result file of this configuration makes the run a no-op; one of another configuration is
   // never replaced silently.
   const auto merged = complete_result_fingerprint(options.out, experiment.name());
-  if (merged && *merged == grid.fingerprint()) {
+  const bool damaged = merged && *merged == grid.fingerprint() && result_data_damaged(options.out);
+  if (damaged && !options.overwrite)
+    throw BadInput("--out: '" + options.out + "': " + std::string(kChecksumMismatch) +
+                   "; move it aside, or pass --overwrite to compute it again");
+  if (merged && *merged == grid.fingerprint() && !damaged) {
     if (!options.quiet || options.status)
       std::printf("%s: %s is complete and up to date (%zu points); nothing to do\n", prog.c_str(),
                   options.out.c_str(), grid.size());

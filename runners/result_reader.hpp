@@ -26,7 +26,12 @@ public:
   // Opens PATH. `experiments`: the experiment names accepted (empty: any). Throws sharp::BadInput
   // ("'PATH' does not exist", "... is not a complete result file", "... holds experiment 'x', not
   // train-max") when the file cannot be used.
+  // A file whose data do not match its `checksum` is refused ("'PATH': checksum mismatch: ...");
+  // one without a checksum (written before files carried one) is read, with note() saying so
+  // (printed once per process on stderr). Each file is verified once per process while its size,
+  // time and inode stay the same.
   static ResultFile open(const std::string& path, const std::vector<std::string>& experiments = {});
+  const std::string& note() const { return note_; }
 
   const std::string& path() const { return path_; }
   const std::string& experiment() const { return experiment_; }
@@ -49,7 +54,7 @@ public:
 private:
   std::size_t row(const std::string& id) const;
 
-  std::string path_, experiment_, config_;
+  std::string path_, experiment_, config_, note_;
   std::shared_ptr<const h5::File> file_;  // open read-only while any copy lives; arrays are read on demand
   std::vector<std::string> ids_;
   std::map<std::string, std::size_t> rows_;
