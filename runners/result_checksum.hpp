@@ -9,14 +9,22 @@
 // and the UTF-8 bytes each. Attributes (provenance, `complete`, the checksum itself) are not
 // covered. analysis/common.py (data_checksum) and python/sharp compute the same digest, so it is
 // the same for a local, MPI or Slurm run of one configuration.
+#include <map>
 #include <optional>
 #include <string>
+
+#include "runners/record.hpp"
 
 namespace sharp::h5 { class Group; }
 
 namespace sharp::runner {
 
 std::string result_data_checksum(const h5::Group& root);
+
+// SHA-256 (hex) of a model's weight arrays, by name, encoded as the datasets of the checksum above
+// (name, element code, shape, little-endian bytes): the `model_fingerprint` of the points that
+// scored it. It depends on the values only, not on the file that holds them.
+std::string weights_fingerprint(const std::map<std::string, Array>& weights);
 
 // What a reader says of a file whose data do not match its checksum (then what to do).
 inline constexpr const char* kChecksumMismatch =

@@ -184,6 +184,22 @@ ResultPoint open_point_reference(const std::string& reference, const std::vector
   return p;
 }
 
+ParamSpec model_fingerprint_param(const std::string& reference, const std::vector<std::string>& experiments) {
+  auto cache = std::make_shared<std::map<std::string, std::string>>();  // per reference: a grid repeats them
+  return derived_text_param(
+      kModelFingerprint, "SHA-256 of the weights (param.* arrays) of the model --" + reference + " names",
+      "--" + reference + " (the model's weights)", [=](const Point& p) -> Value {
+        const std::string& named = p.text(reference);
+        if (named == "none") return named;
+        auto found = cache->find(named);
+        if (found == cache->end()) {
+          const ResultPoint point = open_point_reference(named, experiments);
+          found = cache->emplace(named, weights_fingerprint(point.file.arrays_with_prefix(point.id, "param."))).first;
+        }
+        return found->second;
+      });
+}
+
 ParamSpec point_reference_param(std::string name, std::string default_value, std::string help,
                                 std::vector<std::string> experiments) {
   ParamSpec p = text_param(std::move(name), std::move(default_value), std::move(help), {});

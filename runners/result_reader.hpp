@@ -72,6 +72,12 @@ std::pair<std::string, std::string> split_point_reference(const std::string& ref
 ParamSpec point_reference_param(std::string name, std::string default_value, std::string help,
                                 std::vector<std::string> experiments);
 
+// The derived parameter kModelFingerprint of a grid whose parameter `reference` names models by
+// point_reference_param: weights_fingerprint of the point's param.* arrays (runners/result_checksum.hpp),
+// or "none" for the value "none". A result then records which weights it scored, and a resumed run
+// recomputes a point whose model was replaced since (docs/architecture.md#points-parts-merge-resume).
+ParamSpec model_fingerprint_param(const std::string& reference, const std::vector<std::string>& experiments);
+
 // Opens the file of a reference FILE.h5#ID and checks the point exists (BadInput otherwise).
 struct ResultPoint {
   ResultFile file;
