@@ -38,6 +38,10 @@ from sharp import results as _results  # noqa: E402
 SCHEMA = _results.SCHEMA
 ResultFileError = _results.ResultFileError
 _decode = _results.decode
+# The checksum of a merged file's data (root attribute `checksum`, runners/result_checksum.hpp):
+# load_result, and so every loader, verifies it; a mismatch is a ResultFileError with the reason,
+# a file without one is read with the note Result.checksum_note.
+data_checksum = _results.data_checksum
 
 
 # --------------------------------------------------------------------------------------------
@@ -198,9 +202,11 @@ def check_column_types(result: Result) -> None:
 
 def load_result(path: str | os.PathLike, experiment: str | None = None) -> Result:
     """Read a merged "sharp/1" result file. Raises ResultFileError for a missing file, a non-HDF5
-    file, a file without root attribute complete == 1, another schema, or (when `experiment` is
-    given) another experiment, for files whose /points layout is malformed, and for columns of the
-    wrong type (check_column_types)."""
+    file, a file without root attribute complete == 1, another schema, (when `experiment` is
+    given) another experiment, data that do not match the root attribute `checksum`
+    (data_checksum: "checksum mismatch: ..."), files whose /points layout is malformed, and
+    columns of the wrong type (check_column_types). A file without a checksum (written before
+    files carried one) is read; its checksum_note says so."""
     result = Result(**vars(_results.read_points(path, experiment)))
     check_column_types(result)
     return result
