@@ -25,6 +25,8 @@
 #include "runners/point_file.hpp"
 #include "runners/progress.hpp"
 #include "runners/provenance.hpp"
+#include "runners/result_checksum.hpp"
+#include "runners/result_reader.hpp"
 #include "runners/stall_injection.hpp"
 
 namespace fs = std::filesystem;
@@ -202,11 +204,36 @@ PartsSurvey survey_parts(const Grid& grid, const std::string& parts_dir, const s
         fs::rename(entry.path(), entry.path().string() + ".bad", ec);
         continue;
       }
+      // Scored on another model than the one the point names now (the file was retrained or replaced).
+      const std::string* model = model_fingerprint_of(grid.points()[it->second]);
+      if (model && part_model_fingerprint(entry.path().string()) != *model) {
+        std::fprintf(stderr, "point %s: model changed since this point was scored: rerunning (%s kept as %s.old-model)\n",
+                     name.substr(0, 16).c_str(), entry.path().c_str(), name.c_str());
+        fs::rename(entry.path(), entry.path().string() + ".old-model", ec);
+        continue;
+      }
     }
     plan.complete[it->second] = true;
     ++plan.n_complete;
   }
   return plan;
+}
+
+// True when a point of the merged file `out` (of this grid) was scored on another model than the one
+// it names now; says so for each such point.
+bool models_changed(const Grid& grid, const std::string& out) {
+  if (grid.points().empty() || !model_fingerprint_of(grid.points()[0])) return false;
+  const ResultFile merged = ResultFile::open(out);
+  bool changed = false;
+  for (const Point& p : grid.points()) {
+    const std::string* model = model_fingerprint_of(p);
+    const auto params = merged.has(p.id) ? merged.params(p.id) : std::map<std::string, Value>{};
+    const auto stored = params.find(kModelFingerprint);
+    if (!model || (stored != params.end() && std::get<std::string>(stored->second) == *model)) continue;
+    std::fprintf(stderr, "point %s: model changed since this point was scored: rerunning\n", p.id.c_str());
+    changed = true;
+  }
+  return changed;
 }
 
 // The shard of every grid point under --shard I/N (all 0 without it).
@@ -302,7 +329,12 @@ RunPlan plan_run(const Experiment& experiment, const Grid& grid, const RunOption
   // A result file of this configuration makes the run a no-op; one of another configuration is
   // never replaced silently.
   const auto merged = complete_result_fingerprint(options.out, experiment.name());
-  if (merged && *merged == grid.fingerprint()) {
+  const bool damaged = merged && *merged == grid.fingerprint() && result_data_damaged(options.out);
+  if (damaged && !options.overwrite)
+    throw BadInput("--out: '" + options.out + "': " + std::string(kChecksumMismatch) +
+                   "; move it aside, or pass --overwrite to compute it again");
+  const bool stale = merged && *merged == grid.fingerprint() && !damaged && models_changed(grid, options.out);
+  if (merged && *merged == grid.fingerprint() && !damaged && !stale) {
     if (!options.quiet || options.status)
       std::printf("%s: %s is complete and up to date (%zu points); nothing to do\n", prog.c_str(),
                   options.out.c_str(), grid.size());
@@ -313,7 +345,7 @@ RunPlan plan_run(const Experiment& experiment, const Grid& grid, const RunOption
   if (!merged && fs::exists(fs::symlink_status(options.out, exists_ec)) && !options.overwrite && !options.status)
     throw BadInput("--out: '" + options.out + "' exists and is not a sharp result file; choose another --out, "
                    "or pass --overwrite to replace it");
-  if (merged && !options.overwrite && !options.status)
+  if (merged && *merged != grid.fingerprint() && !options.overwrite && !options.status)
     throw BadInput("--out: '" + options.out + "' holds another configuration (fingerprint " + *merged +
                    ", this run " + grid.fingerprint() + "); choose another --out, or pass --overwrite to replace it");
 

@@ -68,6 +68,22 @@ void read_record(const h5::Group& group, NamedValues& r) {
   }
 }
 
+const std::string* model_fingerprint_of(const Point& point) {
+  for (const auto& [name, v] : point.values)
+    if (name == kModelFingerprint) return &std::get<std::string>(v);
+  return nullptr;
+}
+
+std::string part_model_fingerprint(const std::string& path) {
+  h5::SilenceErrors quiet;
+  try {
+    h5::File f = h5::File::open_read(path);
+    return f.root().has_attr(kModelFingerprint) ? f.root().attr_string(kModelFingerprint) : "";
+  } catch (const h5::Error&) {
+    return "";
+  }
+}
+
 void write_point_file(const std::string& path, const std::string& experiment,
                       const std::string& fingerprint, const Point& point, const Record& record,
                       const PointTiming& timing) {
@@ -79,6 +95,7 @@ void write_point_file(const std::string& path, const std::string& experiment,
   root.set_attr("experiment", experiment);
   root.set_attr("fingerprint", fingerprint);
   root.set_attr("point_id", point.id);
+  if (const std::string* model = model_fingerprint_of(point)) root.set_attr(kModelFingerprint, *model);
   root.set_attr("created", timing.created);
   root.set_attr("finished", timing.finished);
   write_build_provenance(root);

@@ -35,6 +35,11 @@ std::optional<std::string> complete_part_fingerprint(const std::string& path);
 // that do not match the checksum), or nullopt when it is sound. Reads all of its data.
 std::optional<std::string> part_damage(const std::string& path, const std::string& point_id);
 
+// The model a point scores (its derived kModelFingerprint), or nullptr when it scores none.
+const std::string* model_fingerprint_of(const Point& point);
+// The kModelFingerprint attribute of a complete part file; "" when it has none (written before).
+std::string part_model_fingerprint(const std::string& path);
+
 void write_record(h5::Group& group, const NamedValues& values);  // metrics/ and arrays/ under group
 void read_record(const h5::Group& group, NamedValues& into);
 Record read_record(const h5::Group& group);
