@@ -40,6 +40,14 @@ std::mutex& h5_mutex() {
   return m;
 }
 
+// A checkpoint that cannot be used is set aside beside itself (never deleted: it may be evidence),
+// named on stderr, and the point starts from the beginning.
+void set_aside(const std::string& point_id, const std::string& path, const std::string& reason) {
+  const std::string aside = set_checkpoint_aside(path);
+  std::fprintf(stderr, "point %s: checkpoint %s cannot be used: %s; set aside as %s, the point restarts from step 0\n",
+               point_id.c_str(), path.c_str(), reason.c_str(), aside.c_str());
+}
+
 class LocalPointContext final : public PointContext {
 public:
   LocalPointContext(const Experiment& e, const Point& p, const std::string& parts_dir, int threads,
@@ -58,8 +66,14 @@ public:
   }
   std::optional<CheckpointState> load_checkpoint() override {
     std::lock_guard lock(h5_mutex());
-    return read_checkpoint(ckpt_, point_.id);
+    try {
+      return read_checkpoint(ckpt_, point_.id);
+    } catch (const BadCheckpoint& e) {
+      set_aside(point_.id, ckpt_, e.what());
+      return std::nullopt;
+    }
   }
+  const std::string& checkpoint_file() const { return ckpt_; }
   // After SIGINT/SIGTERM a checkpoint is due at once, and the point stops once it is saved.
   void save_checkpoint(const CheckpointState& state) override {
     {
@@ -290,7 +304,19 @@ void execute_point(const Experiment& experiment, const Grid& grid, const Point& 
   if (const char* victim = std::getenv("SHARP_INJECT_FAILURE"); victim && point.id == victim)
     throw std::runtime_error("injected failure (SHARP_INJECT_FAILURE=" + point.id + ")");
   stall_if_injected(point.id, StallStage::before_start);
-  const Record record = inject_output_fault(experiment.run(point, ctx));
+  // A point that finds its loaded state inconsistent (BadCheckpoint) runs again from the start.
+  auto run = [&] {
+    try {
+      return experiment.run(point, ctx);
+    } catch (const BadCheckpoint& e) {
+      {
+        std::lock_guard lock(h5_mutex());
+        set_aside(point.id, ctx.checkpoint_file(), e.what());
+      }
+      return experiment.run(point, ctx);
+    }
+  };
+  const Record record = inject_output_fault(run());
   check_record(experiment.name(), experiment.outputs(), point, record);
   timing.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   timing.peak_rss_bytes = peak_rss_bytes();
