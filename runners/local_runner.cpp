@@ -193,37 +193,51 @@ PartsSurvey survey_parts(const Grid& grid, const std::string& parts_dir, const s
   if (!fs::is_directory(parts_dir, ec)) return plan;
   std::map<std::string, std::size_t> index;
   for (const Point& p : grid.points()) index[p.id] = p.index;
+  // Complete part files and their fingerprints.
+  std::vector<std::pair<fs::path, std::string>> parts;
   for (const auto& entry : fs::directory_iterator(parts_dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (name.size() != 19 || name.substr(16) != ".h5") continue;  // <16 hex>.h5
-    auto fp = complete_part_fingerprint(entry.path().string());
-    if (!fp) continue;
-    if (*fp != grid.fingerprint()) {
-      const std::vector<std::string> shards = running_shards(options.out);
-      if (!clear_foreign || !shards.empty())
-        throw BadInput("'" + parts_dir + "' holds point files of another configuration (fingerprint " + *fp +
-                       ", this run " + grid.fingerprint() + ")" +
-                       (shards.empty() ? "; use another --out, or --overwrite to remove them"
-                                       : "; shard " + shards.front() + " is still writing there"));
-      std::fprintf(stderr, "removing %s: point files of another configuration (--overwrite)\n", parts_dir.c_str());
-      remove_parts_dir(parts_dir);
-      return survey_parts(grid, parts_dir, mine, options, false);
-    }
+    if (auto fp = complete_part_fingerprint(entry.path().string())) parts.emplace_back(entry.path(), *fp);
+  }
+  // Another configuration: a part of another fingerprint that names no point of this grid. (One that
+  // names a point of this grid with another fingerprint is a damaged part, set aside below: it must
+  // not condemn, nor with --overwrite delete, every finished part.) Decided before anything is moved.
+  for (const auto& [path, fp] : parts) {
+    if (fp == grid.fingerprint() || index.count(path.filename().string().substr(0, 16))) continue;
+    const std::vector<std::string> shards = running_shards(options.out);
+    if (!clear_foreign || !shards.empty())
+      throw BadInput("'" + parts_dir + "' holds point files of another configuration (fingerprint " + fp +
+                     ", this run " + grid.fingerprint() + ")" +
+                     (shards.empty() ? "; use another --out, or --overwrite to remove them"
+                                     : "; shard " + shards.front() + " is still writing there"));
+    std::fprintf(stderr, "removing %s: point files of another configuration (--overwrite)\n", parts_dir.c_str());
+    remove_parts_dir(parts_dir);
+    return survey_parts(grid, parts_dir, mine, options, false);
+  }
+  for (const auto& [path, fp] : parts) {
+    const std::string name = path.filename().string();
     auto it = index.find(name.substr(0, 16));
     if (it == index.end() || plan.complete[it->second]) continue;
+    if (fp != grid.fingerprint() && !mine[it->second]) continue;  // not complete; its shard sets it aside
     if (mine[it->second]) {
-      if (const auto damage = part_damage(entry.path().string(), name.substr(0, 16))) {
+      std::optional<std::string> damage;
+      if (fp != grid.fingerprint())
+        damage = "its fingerprint " + fp + " is not this configuration's (" + grid.fingerprint() + ")";
+      else
+        damage = part_damage(path.string(), name.substr(0, 16));
+      if (damage) {
         std::fprintf(stderr, "point %s: part file %s is damaged: %s; it runs again (kept as %s.bad)\n",
-                     name.substr(0, 16).c_str(), entry.path().c_str(), damage->c_str(), name.c_str());
-        fs::rename(entry.path(), entry.path().string() + ".bad", ec);
+                     name.substr(0, 16).c_str(), path.c_str(), damage->c_str(), name.c_str());
+        fs::rename(path, path.string() + ".bad", ec);
         continue;
       }
       // Scored on another model than the one the point names now (the file was retrained or replaced).
       const std::string* model = model_fingerprint_of(grid.points()[it->second]);
-      if (model && part_model_fingerprint(entry.path().string()) != *model) {
+      if (model && part_model_fingerprint(path.string()) != *model) {
         std::fprintf(stderr, "point %s: model changed since this point was scored: rerunning (%s kept as %s.old-model)\n",
-                     name.substr(0, 16).c_str(), entry.path().c_str(), name.c_str());
-        fs::rename(entry.path(), entry.path().string() + ".old-model", ec);
+                     name.substr(0, 16).c_str(), path.c_str(), name.c_str());
+        fs::rename(path, path.string() + ".old-model", ec);
         continue;
       }
     }
