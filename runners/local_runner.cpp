@@ -223,7 +223,8 @@ PartsSurvey survey_parts(const Grid& grid, const std::string& parts_dir, const s
     if (mine[it->second]) {
       std::optional<std::string> damage;
       if (fp != grid.fingerprint())
-        damage = "its fingerprint " + fp + " is not this configuration's (" + grid.fingerprint() + ")";
+        damage = "its fingerprint " + fp + " is not this configuration's (" + grid.fingerprint() +
+                 "; damaged, or written by a run of another grid)";
       else
         damage = part_damage(path.string(), name.substr(0, 16));
       if (damage) {
