@@ -40,6 +40,14 @@ std::mutex& h5_mutex() {
   return m;
 }
 
+// A checkpoint that cannot be used is set aside beside itself (never deleted: it may be evidence),
+// named on stderr, and the point starts from the beginning.
+void set_aside(const std::string& point_id, const std::string& path, const std::string& reason) {
+  const std::string aside = set_checkpoint_aside(path);
+  std::fprintf(stderr, "point %s: checkpoint %s cannot be used: %s; set aside as %s, the point restarts from step 0\n",
+               point_id.c_str(), path.c_str(), reason.c_str(), aside.c_str());
+}
+
 class LocalPointContext final : public PointContext {
 public:
   LocalPointContext(const Experiment& e, const Point& p, const std::string& parts_dir, int threads,
@@ -58,8 +66,14 @@ public:
   }
   std::optional<CheckpointState> load_checkpoint() override {
     std::lock_guard lock(h5_mutex());
-    return read_checkpoint(ckpt_, point_.id);
+    try {
+      return read_checkpoint(ckpt_, point_.id);
+    } catch (const BadCheckpoint& e) {
+      set_aside(point_.id, ckpt_, e.what());
+      return std::nullopt;
+    }
   }
+  const std::string& checkpoint_file() const { return ckpt_; }
   // After SIGINT/SIGTERM a checkpoint is due at once, and the point stops once it is saved.
   void save_checkpoint(const CheckpointState& state) override {
     {
@@ -179,37 +193,52 @@ PartsSurvey survey_parts(const Grid& grid, const std::string& parts_dir, const s
   if (!fs::is_directory(parts_dir, ec)) return plan;
   std::map<std::string, std::size_t> index;
   for (const Point& p : grid.points()) index[p.id] = p.index;
+  // Complete part files and their fingerprints.
+  std::vector<std::pair<fs::path, std::string>> parts;
   for (const auto& entry : fs::directory_iterator(parts_dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (name.size() != 19 || name.substr(16) != ".h5") continue;  // <16 hex>.h5
-    auto fp = complete_part_fingerprint(entry.path().string());
-    if (!fp) continue;
-    if (*fp != grid.fingerprint()) {
-      const std::vector<std::string> shards = running_shards(options.out);
-      if (!clear_foreign || !shards.empty())
-        throw BadInput("'" + parts_dir + "' holds point files of another configuration (fingerprint " + *fp +
-                       ", this run " + grid.fingerprint() + ")" +
-                       (shards.empty() ? "; use another --out, or --overwrite to remove them"
-                                       : "; shard " + shards.front() + " is still writing there"));
-      std::fprintf(stderr, "removing %s: point files of another configuration (--overwrite)\n", parts_dir.c_str());
-      remove_parts_dir(parts_dir);
-      return survey_parts(grid, parts_dir, mine, options, false);
-    }
+    if (auto fp = complete_part_fingerprint(entry.path().string())) parts.emplace_back(entry.path(), *fp);
+  }
+  // Another configuration: a part of another fingerprint that names no point of this grid. (One that
+  // names a point of this grid with another fingerprint is a damaged part, set aside below: it must
+  // not condemn, nor with --overwrite delete, every finished part.) Decided before anything is moved.
+  for (const auto& [path, fp] : parts) {
+    if (fp == grid.fingerprint() || index.count(path.filename().string().substr(0, 16))) continue;
+    const std::vector<std::string> shards = running_shards(options.out);
+    if (!clear_foreign || !shards.empty())
+      throw BadInput("'" + parts_dir + "' holds point files of another configuration (fingerprint " + fp +
+                     ", this run " + grid.fingerprint() + ")" +
+                     (shards.empty() ? "; use another --out, or --overwrite to remove them"
+                                     : "; shard " + shards.front() + " is still writing there"));
+    std::fprintf(stderr, "removing %s: point files of another configuration (--overwrite)\n", parts_dir.c_str());
+    remove_parts_dir(parts_dir);
+    return survey_parts(grid, parts_dir, mine, options, false);
+  }
+  for (const auto& [path, fp] : parts) {
+    const std::string name = path.filename().string();
     auto it = index.find(name.substr(0, 16));
     if (it == index.end() || plan.complete[it->second]) continue;
+    if (fp != grid.fingerprint() && !mine[it->second]) continue;  // not complete; its shard sets it aside
     if (mine[it->second]) {
-      if (const auto damage = part_damage(entry.path().string(), name.substr(0, 16))) {
+      std::optional<std::string> damage;
+      if (fp != grid.fingerprint())
+        damage = "its fingerprint " + fp + " is not this configuration's (" + grid.fingerprint() +
+                 "; damaged, or written by a run of another grid)";
+      else
+        damage = part_damage(path.string(), name.substr(0, 16));
+      if (damage) {
         std::fprintf(stderr, "point %s: part file %s is damaged: %s; it runs again (kept as %s.bad)\n",
-                     name.substr(0, 16).c_str(), entry.path().c_str(), damage->c_str(), name.c_str());
-        fs::rename(entry.path(), entry.path().string() + ".bad", ec);
+                     name.substr(0, 16).c_str(), path.c_str(), damage->c_str(), name.c_str());
+        fs::rename(path, path.string() + ".bad", ec);
         continue;
       }
       // Scored on another model than the one the point names now (the file was retrained or replaced).
       const std::string* model = model_fingerprint_of(grid.points()[it->second]);
-      if (model && part_model_fingerprint(entry.path().string()) != *model) {
+      if (model && part_model_fingerprint(path.string()) != *model) {
         std::fprintf(stderr, "point %s: model changed since this point was scored: rerunning (%s kept as %s.old-model)\n",
-                     name.substr(0, 16).c_str(), entry.path().c_str(), name.c_str());
-        fs::rename(entry.path(), entry.path().string() + ".old-model", ec);
+                     name.substr(0, 16).c_str(), path.c_str(), name.c_str());
+        fs::rename(path, path.string() + ".old-model", ec);
         continue;
       }
     }
@@ -291,7 +320,19 @@ void execute_point(const Experiment& experiment, const Grid& grid, const Point& 
   if (const char* victim = std::getenv("SHARP_INJECT_FAILURE"); victim && point.id == victim)
     throw std::runtime_error("injected failure (SHARP_INJECT_FAILURE=" + point.id + ")");
   stall_if_injected(point.id, StallStage::before_start);
-  const Record record = inject_output_fault(experiment.run(point, ctx));
+  // A point that finds its loaded state inconsistent (BadCheckpoint) runs again from the start.
+  auto run = [&] {
+    try {
+      return experiment.run(point, ctx);
+    } catch (const BadCheckpoint& e) {
+      {
+        std::lock_guard lock(h5_mutex());
+        set_aside(point.id, ctx.checkpoint_file(), e.what());
+      }
+      return experiment.run(point, ctx);
+    }
+  };
+  const Record record = inject_output_fault(run());
   check_record(experiment.name(), experiment.outputs(), point, record);
   timing.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   timing.peak_rss_bytes = peak_rss_bytes();
