@@ -112,8 +112,8 @@ def file_names() -> list:
     absent without a notice, as the text study's pilot once the study has run)."""
     names = []
     for section in SECTIONS:
-        names += [f for f in section.files + tuple(g.source for g in section.figures) if f not in names]
-    return names
+        names += section.files + tuple(g.source for g in section.figures)
+    return list(dict.fromkeys(names))
 
 
 def judged_inputs(inputs: Inputs, published_dir: str | None = None) -> Inputs:

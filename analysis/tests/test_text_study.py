@@ -9,7 +9,6 @@ the gate, samples keyed on the training seed in a separate primary file, the tab
 """
 import math
 
-import h5py
 import numpy as np
 import pytest
 from scipy import stats
@@ -276,7 +275,7 @@ def test_learning_curves_per_arm_and_seed_are_drawn_and_registered(tmp_path):
     assert ("text_study_curves", "train-text.h5", fig_text_curves.make) in make_figures.FIGURES
     assert ("text_study_curves_pilot", "train-text-pilot.h5", fig_text_curves.make_pilot) in make_figures.FIGURES
     # A file without the curve is refused with the reason.
-    with h5py.File(tmp_path / "train-text.h5", "a") as f:
+    with synthetic.edited(tmp_path / "train-text.h5") as f:
         first = f["points/id"].asstr()[0]
         del f[f"arrays/{first}/curve_eval_loss"]
     with pytest.raises(common.ResultFileError, match="curve_eval_loss"):
