@@ -6,7 +6,8 @@
 // as text, or as the markdown tables of docs/science.md#remedies and #learned-scalars.
 // Bad input (a non-numeric token, NaN, +inf, an empty or fully masked row, a bad spec) gets one line
 // on stderr naming the line/column or the parameter, exit status 2, and nothing written: all input
-// is read and checked first, and --output goes through a temporary file renamed into place.
+// is read and checked first, and --output goes through a temporary file renamed into place. A write
+// that fails (a full disk, /dev/full, a closed stdout) is exit status 1 naming it (checked_stdout.hpp).
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -24,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "checked_stdout.hpp"
 #include "core/errors.hpp"
 #include "core/simd_isa.hpp"
 #include "normalisers/input_rows.hpp"
@@ -270,14 +272,16 @@ int main(int argc, char** argv) {
                        "' on the command line (an input file is given with --input FILE)");
     po::store(parsed, vm);
     if (vm.count("help")) {
-      std::cout << options << "\n";
+      std::ostringstream help;
+      help << options << "\n";
+      sharp::tools::print_stdout(help.str());
       return 0;
     }
     po::notify(vm);
     if (vm.count("list")) {
-      if (list_format == "text") std::cout << list_text();
-      else if (list_format == "markdown") std::cout << list_markdown();
-      else if (list_format == "markdown-learnable") std::cout << list_markdown_learnable();
+      if (list_format == "text") sharp::tools::print_stdout(list_text());
+      else if (list_format == "markdown") sharp::tools::print_stdout(list_markdown());
+      else if (list_format == "markdown-learnable") sharp::tools::print_stdout(list_markdown_learnable());
       else throw BadInput("--list " + list_format + ": unknown format (allowed: text, markdown, markdown-learnable)");
       return 0;
     }
@@ -295,8 +299,7 @@ int main(int argc, char** argv) {
     }
     const std::string result = normalise(*nz, parse_rows(text), entropy_only);
     if (output.empty() || output == "-") {
-      std::fwrite(result.data(), 1, result.size(), stdout);
-      if (std::fflush(stdout) != 0) throw std::runtime_error("cannot write to stdout");
+      sharp::tools::print_stdout(result);
     } else {
       write_file_atomically(output, result);
     }

@@ -3,13 +3,16 @@
 // (--algorithm A --length N [--seed S --index I --count C]) or from a given input (--keys, --target,
 // --s/--f, --priority/--value) so that published examples can be reproduced character for character. These are samples
 // generated in the CLRS-Text format, not the released CLRS-Text data (stderr says so once).
-// Bad input: one line on stderr, exit status 2, nothing on stdout.
+// Bad input: one line on stderr, exit status 2, nothing on stdout. A write that fails (a full disk,
+// /dev/full, a closed stdout) is exit status 1 naming it (checked_stdout.hpp).
 #include <boost/program_options.hpp>
 #include <cstdint>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "checked_stdout.hpp"
 #include "core/errors.hpp"
 #include "text/sample.hpp"
 #include "text/tokeniser.hpp"
@@ -71,7 +74,9 @@ int main(int argc, char** argv) {
     po::store(po::command_line_parser(argc, argv).options(options).run(), vm);
     po::notify(vm);
     if (vm.count("help")) {
-      std::cout << options << '\n';
+      std::ostringstream help;
+      help << options << '\n';
+      sharp::tools::print_stdout(help.str());
       return 0;
     }
     if (algorithm.empty()) throw BadInput("--algorithm is required (one of " + algorithm_names() + ")");
@@ -120,12 +125,18 @@ int main(int argc, char** argv) {
     for (const Sample& s : samples) {
       if (tokens) {
         const auto ids = tokenise(s.text());
-        for (std::size_t i = 0; i < ids.size(); ++i) std::cout << (i ? " " : "") << ids[i];
-        std::cout << '\n';
+        std::string line;
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+          if (i) line += ' ';
+          line += std::to_string(ids[i]);
+        }
+        line += '\n';
+        sharp::tools::write_stdout(line);
       } else {
-        std::cout << s.text();
+        sharp::tools::write_stdout(s.text());
       }
     }
+    sharp::tools::finish_stdout();
     return 0;
   } catch (const BadInput& e) {
     std::cerr << "sharp-text-sample: " << e.what() << '\n';
