@@ -94,7 +94,7 @@ std::string make_help(const Experiment& e, const std::vector<ParamSpec>& params)
   row("--overwrite", "replace PATH.h5 even when it holds another configuration or is no sharp result, and clear "
       "leftover point files of another configuration");
   row("--break-lock", "take the lock PATH.h5.lock (or a shard's) even when it names a run on another host; only "
-      "when that run is gone (docs/architecture.md#locking)");
+      "when that run is gone (a holder alive on this host is never broken; docs/architecture.md#locking)");
   row("--checkpoint-every S", "seconds between checkpoints of long points [default 600]");
   row("--describe", "print the parameters and declared outputs as JSON and stop");
   row("--help", "this text");
