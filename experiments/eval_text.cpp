@@ -15,6 +15,7 @@
 #include "experiments/normaliser_param.hpp"
 #include "head_measure/answer_rows.hpp"
 #include "experiments/text_checkpoint.hpp"
+#include "experiments/text_checkpoint_check.hpp"
 #include "runners/main.hpp"
 #include "stats/wilson.hpp"
 #include "text/answer_score.hpp"
@@ -87,8 +88,8 @@ public:
            "that write the answer (docs/science.md#measuring-heads), per head in /arrays.";
   }
   std::vector<runner::ParamSpec> parameters() const override {
-    const runner::ParamSpec checkpoint = runner::point_reference_param(
-        "checkpoint", "results/train-text.h5", "trained models (a sharp-train-text result file)", kTextTrainers);
+    const runner::ParamSpec checkpoint =
+        text_checkpoint_param("results/train-text.h5", "trained models (a sharp-train-text result file)");
     std::vector<std::string> names;
     for (text::Algorithm a : text::kAlgorithms) names.emplace_back(text::algorithm_name(a));
     runner::ParamSpec normaliser = runner::text_param(
@@ -142,6 +143,9 @@ public:
         array_real("answer_delta_heads.<normaliser>", {"*", "*"}, "logit units", "[layer, head] delta_row of the answer rows, mean over rows and samples"),
         array_real("answer_delta_max_heads.<normaliser>", {"*", "*"}, "logit units", "[layer, head] largest delta_row of the answer rows over samples"),
     };
+  }
+  void validate(const Point& p) const override {
+    refuse_inference_normalisers_on_learned_scalars(p.text("checkpoint"), normaliser_items(p.text("normaliser")));
   }
   // The samples depend on (seed, algorithm, length) only: every model and normaliser sees the same.
   std::vector<runner::StreamSpec> streams() const override { return {{"data", {"algorithm", "length"}}}; }

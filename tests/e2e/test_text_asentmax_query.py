@@ -59,7 +59,7 @@ class AsentmaxQueryText(ResultDirCase):
         self.assertTrue(np.all((entropy >= 0) & (entropy <= uniform)))
         p = run("sharp-eval-text", "--checkpoint", self.model, "--length", "4", "--samples", "2",
                 "--normaliser", "asentmax:b=1:gamma=1", "--out", self.path("x.h5"), "--quiet")
-        self.assertNotEqual(p.returncode, 0)
+        self.assertEqual(p.returncode, 2, p.stderr)   # refused before any work (issue 26 item 8)
         self.assertIn("learned scalars", p.stderr)
 
         out = self.path("dispersion.h5")

@@ -164,7 +164,7 @@ class TrainEvalText(ResultDirCase):
             "--out", model, check=0)
         p = run("sharp-eval-text", "--checkpoint", model, "--length", "4", "--samples", "2",
                 "--normaliser", "trained,adaptive", "--out", self.path("e.h5"), "--quiet")
-        self.assertNotEqual(p.returncode, 0)
+        self.assertEqual(p.returncode, 2, p.stderr)   # refused before any work (issue 26 item 8)
         self.assertIn("learned scalars", p.stderr)
         run("sharp-eval-text", "--checkpoint", model, "--length", "4", "--samples", "2", "--out",
             self.path("e2.h5"), "--quiet", check=0)
