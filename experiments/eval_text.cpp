@@ -105,6 +105,7 @@ public:
       }
       return std::nullopt;
     };
+    normaliser.identity = normaliser_identity;
     return {
         checkpoint,
         runner::text_param("algorithm", "minimum", "algorithm of the samples", names),

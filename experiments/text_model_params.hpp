@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
+#include "experiments/normaliser_param.hpp"
 #include "normalisers/learned_scalars.hpp"
 #include "runners/param_spec.hpp"
 #include "text/sample.hpp"
@@ -30,6 +31,7 @@ inline std::vector<runner::ParamSpec> text_model_parameters() {
     }
     return std::nullopt;
   };
+  normaliser.identity = normaliser_identity;
   runner::ParamSpec algorithms = runner::text_param("algorithms", "minimum", "the algorithm mix: names joined by '+'", {});
   algorithms.allowed = "names of " + text::algorithm_names() + " joined by '+' (e.g. minimum+binary_search)";
   algorithms.check = [](const runner::Value& v) -> std::optional<std::string> {

@@ -148,6 +148,7 @@ public:
         runner::text_param("normaliser", "softmax", "every head's normaliser (docs/science.md#remedies)", {});
     normaliser.allowed = "normaliser specs (docs/science.md#remedies)";
     normaliser.check = normaliser_spec_error;
+    normaliser.identity = normaliser_identity;
     return {
         checkpoint,
         runner::integer_param("layers", "4", "transformer blocks", 1).at_most(std::int64_t{64}),

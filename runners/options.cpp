@@ -136,7 +136,8 @@ double parse_seconds(const std::string& s) {
 
 // The output must be PATH.h5 in a directory we can create or write; checked before anything is
 // written so that a bad --out fails with status 2 and no file.
-void check_output_path(const std::string& out) {
+// `writable`: the run will write beside PATH.h5 (not --status, which only reads).
+void check_output_path(const std::string& out, bool writable) {
   if (out.size() < 4 || out.substr(out.size() - 3) != ".h5")
     throw BadInput("--out: '" + out + "' must name an HDF5 file ending in .h5");
   fs::path p = fs::absolute(out);
@@ -152,6 +153,7 @@ void check_output_path(const std::string& out) {
   if (fs::exists(fs::symlink_status(parts, ec)) && !fs::is_directory(parts, ec))
     throw BadInput("--out: '" + parts.string() + "' exists and is not a directory (the parts of " + out +
                    " go there); move it away or choose another --out");
+  if (!writable) return;
   fs::path dir = p.parent_path();
   while (!dir.empty() && !fs::exists(dir, ec)) dir = dir.parent_path();
   if (!fs::is_directory(dir, ec))
@@ -361,7 +363,7 @@ Invocation parse_command_line(const Experiment& experiment, int argc, const char
   checked_grid_size(axes);  // from the axis sizes, before a single point is built
   Grid grid(experiment.name(), std::move(axes), std::move(derived));
   for (const Point& pt : grid.points()) experiment.validate(pt);
-  if (!o.dry_run) check_output_path(o.out);
+  if (!o.dry_run) check_output_path(o.out, !o.status);   // --status reads: a read-only location will do
   inv.grid.emplace(std::move(grid));
   return inv;
 }

@@ -15,7 +15,9 @@
 #include <cstdlib>
 #include <charconv>
 #include <cmath>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -81,8 +83,13 @@ double parse_token(std::string_view token, std::size_t line, std::size_t column)
 }
 
 // Lines end with \n, \r\n or a lone \r (old Mac files, some spreadsheet exports); each row is then
-// checked as every front end checks rows (normalisers/input_rows.hpp).
-Rows parse_rows(const std::string& text) {
+// checked as every front end checks rows (normalisers/input_rows.hpp). What editors add is accepted:
+// a UTF-8 byte order mark at the start, blank lines at the end (a blank line before a row is still
+// an empty row: it would shift every later row's place).
+Rows parse_rows(std::string_view text) {
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+  const std::size_t last = text.find_last_not_of(" \t\r\n\v\f");
+  text = text.substr(0, last == std::string_view::npos ? 0 : last + 1);
   Rows rows;
   rows.offsets.push_back(0);
   std::size_t line = 0, pos = 0;
@@ -157,17 +164,33 @@ std::string normalise(const sharp::norm::Normaliser& nz, const Rows& rows, bool 
   return out;
 }
 
+// --output's directory exists (bad input otherwise, said before any work): a missing one would fail
+// only at the write, as "cannot create" without the reason.
+void check_output_directory(const std::string& path) {
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) return;
+  std::error_code ec;
+  const auto status = std::filesystem::status(dir, ec);
+  if (!std::filesystem::exists(status))
+    throw BadInput("--output '" + path + "': the directory '" + dir.string() + "' does not exist (create it, or "
+                   "write elsewhere)");
+  if (!std::filesystem::is_directory(status))
+    throw BadInput("--output '" + path + "': '" + dir.string() + "' is not a directory");
+}
+
 // Writes `text` to `path` atomically: a temporary file in the same directory, renamed over `path`.
 void write_file_atomically(const std::string& path, const std::string& text) {
   const std::string temp = path + ".tmp." + std::to_string(::getpid());
   {
+    errno = 0;
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot create '" + temp + "'");
+    if (!out) throw std::runtime_error("cannot create '" + temp + "': " + std::strerror(errno));
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
     out.flush();
     if (!out) {
+      const int err = errno;
       std::filesystem::remove(temp);
-      throw std::runtime_error("cannot write '" + temp + "'");
+      throw std::runtime_error("cannot write '" + temp + "': " + std::strerror(err));
     }
   }
   std::error_code ec;
@@ -248,7 +271,7 @@ int main(int argc, char** argv) {
   po::options_description options(
       "Usage: sharp-normalise --normaliser NORMALISER [--input FILE] [--output FILE] [--entropy]\n"
       "Each input line is one row of whitespace-separated logits (-inf = masked entry); lines end with\n"
-      "LF, CR LF or CR. A logit below the smallest double in magnitude (1e-400) underflows to 0 (or a\n"
+      "LF, CR LF or CR; a UTF-8 byte order mark and blank lines at the end are ignored. A logit below the smallest double in magnitude (1e-400) underflows to 0 (or a\n"
       "subnormal); one beyond the largest double (1e400), and a row spanning more than it, is an error.\n"
       "Writes the probabilities, same layout, 17 significant digits.\n"
       "NORMALISER: name[:key=value...] with name one of " + sharp::norm::normaliser_names_text() + ",\n"
@@ -288,6 +311,7 @@ int main(int argc, char** argv) {
     if (spec_text.empty()) throw BadInput("--normaliser is required (a spec such as softmax or entmax:alpha=1.5; see --help)");
     sharp::active_simd_isa();   // a bad SHARP_SIMD is bad input (core/simd_isa.hpp)
     const auto nz = sharp::norm::make_normaliser(spec_text);
+    if (!output.empty() && output != "-") check_output_directory(output);
 
     std::string text;
     if (input.empty() || input == "-") {
