@@ -33,6 +33,7 @@
 #include "normalisers/input_rows.hpp"
 #include "normalisers/normaliser.hpp"
 #include "normalisers/registry.hpp"
+#include "tool_command_line.hpp"
 
 namespace {
 
@@ -287,17 +288,9 @@ int main(int argc, char** argv) {
       ("help", "this help");
   try {
     po::variables_map vm;
-    const po::parsed_options parsed = po::command_line_parser(argc, argv).options(options).run();
-    // A word that belongs to no flag ("... softmax logits.txt") would be dropped and stdin read.
-    for (const po::option& o : parsed.options)
-      if (o.position_key >= 0 || o.string_key.empty())
-        throw BadInput("unexpected word '" + (o.value.empty() ? std::string() : o.value.front()) +
-                       "' on the command line (an input file is given with --input FILE)");
-    po::store(parsed, vm);
+    po::store(sharp::tools::parse_command_line(argc, argv, options, "an input file is given with --input FILE"), vm);
     if (vm.count("help")) {
-      std::ostringstream help;
-      help << options << "\n";
-      sharp::tools::print_stdout(help.str());
+      sharp::tools::print_help(options);
       return 0;
     }
     po::notify(vm);

@@ -11,12 +11,12 @@
 #include <charconv>
 #include <cstdint>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "checked_stdout.hpp"
 #include "core/errors.hpp"
+#include "tool_command_line.hpp"
 #include "text/sample.hpp"
 #include "text/tokeniser.hpp"
 
@@ -98,18 +98,12 @@ int main(int argc, char** argv) {
       ("tokens", po::bool_switch(&tokens), "print the token ids, one sample per line, instead of the text");
   try {
     po::variables_map vm;
-    const po::parsed_options parsed = po::command_line_parser(argc, argv).options(options).run();
-    // A word that belongs to no flag ("minimum --length 5") would otherwise be dropped silently.
-    for (const po::option& o : parsed.options)
-      if (o.position_key >= 0 || o.string_key.empty())
-        throw BadInput("unexpected word '" + (o.value.empty() ? std::string() : o.value.front()) +
-                       "' on the command line (every value follows its flag, e.g. --algorithm minimum; see --help)");
-    po::store(parsed, vm);
+    po::store(sharp::tools::parse_command_line(argc, argv, options,
+                                               "every value follows its flag, e.g. --algorithm minimum; see --help"),
+              vm);
     po::notify(vm);
     if (vm.count("help")) {
-      std::ostringstream help;
-      help << options << '\n';
-      sharp::tools::print_stdout(help.str());
+      sharp::tools::print_help(options);
       return 0;
     }
     if (algorithm.empty()) throw BadInput("--algorithm is required (one of " + algorithm_names() + ")");
