@@ -85,12 +85,12 @@ double parse_token(std::string_view token, std::size_t line, std::size_t column)
 
 // Lines end with \n, \r\n or a lone \r (old Mac files, some spreadsheet exports); each row is then
 // checked as every front end checks rows (normalisers/input_rows.hpp). What editors add is accepted:
-// a UTF-8 byte order mark at the start, blank lines at the end (a blank line before a row is still
-// an empty row: it would shift every later row's place).
+// a UTF-8 byte order mark at the start, blank lines after the last row (a blank line before a row is
+// still an empty row: it would shift every later row's place; so is an input of blank lines only).
 Rows parse_rows(std::string_view text) {
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   const std::size_t last = text.find_last_not_of(" \t\r\n\v\f");
-  text = text.substr(0, last == std::string_view::npos ? 0 : last + 1);
+  if (last != std::string_view::npos) text = text.substr(0, last + 1);
   Rows rows;
   rows.offsets.push_back(0);
   std::size_t line = 0, pos = 0;
@@ -272,8 +272,9 @@ int main(int argc, char** argv) {
   po::options_description options(
       "Usage: sharp-normalise --normaliser NORMALISER [--input FILE] [--output FILE] [--entropy]\n"
       "Each input line is one row of whitespace-separated logits (-inf = masked entry); lines end with\n"
-      "LF, CR LF or CR; a UTF-8 byte order mark and blank lines at the end are ignored. A logit below the smallest double in magnitude (1e-400) underflows to 0 (or a\n"
-      "subnormal); one beyond the largest double (1e400), and a row spanning more than it, is an error.\n"
+      "LF, CR LF or CR; a UTF-8 byte order mark and blank lines after the last row are ignored.\n"
+      "A logit below the smallest double in magnitude (1e-400) underflows to 0 (or a subnormal); one\n"
+      "beyond the largest double (1e400), and a row spanning more than it, is an error.\n"
       "Writes the probabilities, same layout, 17 significant digits.\n"
       "NORMALISER: name[:key=value...] with name one of " + sharp::norm::normaliser_names_text() + ",\n"
       "e.g. " + examples() + "\n(docs/science.md#remedies; --list for their parameters).\nOptions");

@@ -1,5 +1,6 @@
 """Issue 26 item 13, inputs left from the first trial. sharp-normalise accepts a UTF-8 byte order mark
-and blank lines at the end of its input (a blank line inside is still an empty row, refused), and an
+and blank lines after its last row (a blank line before a row, or an input of blank lines only, is
+still an empty row, refused), and an
 --output in a missing directory is exit 2 saying so, before any work. --status only reads, so it works
 where the output's directory is read-only (a read-only tmpfs in a private mount namespace; skipped,
 with the reason, where one cannot be mounted). A grid list that gives one value twice in two
@@ -48,10 +49,13 @@ class NormaliseInput(ResultDirCase):
         p = normalise(["--normaliser", "softmax"], b"1 2 3\n\n4 5 6\n")   # inside: still an empty row
         self.assertEqual(p.returncode, 2)
         self.assertIn(b"line 2", p.stderr)
-        for data in [b"", b"\n", b"\xef\xbb\xbf\n"]:   # no row at all: nothing to write, as for empty input
+        for data in [b"\n", b"\xef\xbb\xbf\n", b" \n\n"]:   # blank lines only: an empty row, as before
             with self.subTest(data=data):
                 p = normalise(["--normaliser", "softmax"], data)
-                self.assertEqual((p.returncode, p.stdout), (0, b""), p.stderr)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(b"line 1: empty row", p.stderr)
+        p = normalise(["--normaliser", "softmax"], b"")   # no input: no output, as before
+        self.assertEqual((p.returncode, p.stdout), (0, b""), p.stderr)
 
     def test_an_output_in_a_missing_directory_says_so(self):
         out = self.path("missing/dir/p.txt")
