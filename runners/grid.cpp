@@ -153,7 +153,7 @@ void check_each(const ParamSpec& spec, const std::vector<Value>& values, const s
     const std::string& first = spellings[it->second];
     if (first == spellings[i]) bad(spec, "value " + first + " is repeated");
     bad(spec, quoted(first) + " and " + quoted(spellings[i]) + " are the same value" +
-                  (key != first && key != spellings[i] ? " (" + key + ")" : "") + "; give it once");
+                  (key != first && key != spellings[i] ? " (" + key + ")" : "") + ", repeated; give it once");
   }
 }
 
