@@ -54,7 +54,7 @@ publish:
 
 # Figures, tables and the paper page (results/report/index.html) from the HDF5 files already in
 # results/ (nothing is recomputed). The page is written even when a figure's input is refused (it
-# shows the reason); the exit status is make_figures.py's.
+# shows the reason); the exit status is make_figures.py's, or 1 when a section of the page failed.
 figures:
 	@status=0; $(PYTHON) analysis/make_figures.py $(RESULTS) || status=$$?; \
 	  $(PYTHON) analysis/report.py $(RESULTS) && exit $$status

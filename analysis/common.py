@@ -4,8 +4,13 @@ and writing figures reproducibly.
 Analysis reads only files (docs/architecture.md#layers), through the one reader of result files in
 Python, sharp.results (python/sharp/results.py, pure Python: no build needed): every figure script
 loads a merged result file with load_result(), which refuses anything that is not a complete
-"sharp/1" file of the expected experiment, and writes through save_figure(), whose PDFs are
-byte-identical across runs.
+"sharp/1" file of the expected experiment with columns of the types the experiments write, and
+writes through save_figure(), whose PDFs are byte-identical across runs.
+
+A refusal is one exception type, ResultFileError, whose message names the file, the problem and
+what to do; any check of a file raises it. make_figures.py and report.py turn it into a product's
+message in one place each, through attempt(), which also turns a bug of the analysis (any other
+exception) into a message to report instead of a crash of every other figure.
 """
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ import math
 import os
 import sys
 import tempfile
+import traceback
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -32,6 +38,10 @@ from sharp import results as _results  # noqa: E402
 SCHEMA = _results.SCHEMA
 ResultFileError = _results.ResultFileError
 _decode = _results.decode
+# The checksum of a merged file's data (root attribute `checksum`, runners/result_checksum.hpp):
+# load_result, and so every loader, verifies it; a mismatch is a ResultFileError with the reason,
+# a file without one is read with the note Result.checksum_note.
+data_checksum = _results.data_checksum
 
 
 # --------------------------------------------------------------------------------------------
@@ -54,8 +64,10 @@ class Result(_results.Points):
     def arrays(self, point_id: str, names: Iterable[str] | None = None) -> dict:
         """Every dataset under /arrays/<point_id> (or only `names`), keyed by its path relative to
         that group (nested groups give names like "layer0/alpha"). Read on demand: arrays can be
-        large."""
-        return _results.point_arrays(self.path, point_id, None if names is None else set(names))
+        large. Asking for an array the point lacks (arrays[name]) refuses the file."""
+        return PointArrays(self.path, point_id,
+                           _results.point_arrays(self.path, point_id,
+                                                 None if names is None else set(names)))
 
     def column(self, name: str) -> np.ndarray:
         """A parameter or metric by name (parameters first)."""
@@ -130,11 +142,101 @@ class Result(_results.Points):
 
 
 
+class PointArrays(dict):
+    """The arrays of one point; a missing one is a refusal of the file (ResultFileError naming
+    file, point and array), not a KeyError deep inside a figure."""
+
+    def __init__(self, path: str, point_id: str, arrays: dict):
+        super().__init__(arrays)
+        self.path, self.point_id = path, point_id
+
+    def __missing__(self, name):
+        raise ResultFileError(
+            f"{self.path}: /arrays/{self.point_id} has no {name!r} (it holds "
+            f"{', '.join(sorted(self)) or 'nothing'}); the file is damaged or was written by another "
+            f"version of the experiment. Regenerate it with the experiment binary.")
+
+
+# The type of every parameter the experiments declare (runners/param_spec.hpp: integer, real or
+# text; experiments/*.cpp and runners/options.cpp), as /points/params/<name> holds it. A file whose
+# column has another type was not written by them (hand-edited, another tool, damaged) and is
+# refused, before a figure formats text as a number or groups numbers as names. A parameter not
+# listed is not checked. test_param_kinds_match_the_experiments keeps this in step with the C++.
+INTEGER, REAL, TEXT = "integers", "real numbers", "text"
+PARAM_KINDS = {
+    **dict.fromkeys(("batch", "beta_steps", "bins", "causal", "chunk", "d_head", "d_model", "depth",
+                     "eval_every", "eval_samples", "heads", "layer_norm", "layers", "length",
+                     "map_items", "map_samples", "max_length", "n", "n_max", "n_min", "row_arrays",
+                     "samples", "seed", "steps", "train_n", "trials", "vocab", "warmup", "width"),
+                    INTEGER),
+    **dict.fromkeys(("beta_max", "beta_min", "clip", "final_lr", "init_scale", "input_scale", "lr",
+                     "spread", "theta", "weight_decay", "weight_scale"), REAL),
+    **dict.fromkeys(("algorithm", "algorithms", "checkpoint", "input", "lengths", "logits",
+                     "normaliser", "positional", "schedule", "trace", "train_normaliser"), TEXT),
+}
+# numpy dtype kinds each type may be read as: a real column of integers loses nothing.
+_KIND_CODES = {INTEGER: "iu", REAL: "iuf", TEXT: "USO"}
+
+
+def _holds(values: np.ndarray) -> str:
+    dtype = np.asarray(values).dtype
+    return (TEXT if dtype.kind in "USO" else INTEGER if dtype.kind in "iu" else
+            REAL if dtype.kind == "f" else f"values of type {dtype}")
+
+
+def check_column_types(result: Result) -> None:
+    """Refuse a file (ResultFileError naming every bad column at once) whose parameters are not of
+    the types in PARAM_KINDS, or whose metrics are not numbers (sharp/1 metrics are float64 or
+    int64)."""
+    bad = [f"/points/params/{name} holds {_holds(values)}, not {PARAM_KINDS[name]}"
+           for name, values in result.params.items()
+           if name in PARAM_KINDS and np.asarray(values).dtype.kind not in _KIND_CODES[PARAM_KINDS[name]]]
+    bad += [f"/points/{name} holds {_holds(values)}, not numbers"
+            for name, values in result.metrics.items() if np.asarray(values).dtype.kind not in "iuf"]
+    if bad:
+        raise ResultFileError(
+            f"{result.path}: refused: {'; '.join(bad)}. sharp's experiments never write these "
+            f"types, so the file is damaged or was not written by them; regenerate it with the "
+            f"experiment binary.")
+
+
 def load_result(path: str | os.PathLike, experiment: str | None = None) -> Result:
     """Read a merged "sharp/1" result file. Raises ResultFileError for a missing file, a non-HDF5
-    file, a file without root attribute complete == 1, another schema, or (when `experiment` is
-    given) another experiment, and for files whose /points layout is malformed."""
-    return Result(**vars(_results.read_points(path, experiment)))
+    file, a file without root attribute complete == 1, another schema, (when `experiment` is
+    given) another experiment, data that do not match the root attribute `checksum`
+    (data_checksum: "checksum mismatch: ..."), files whose /points layout is malformed, and
+    columns of the wrong type (check_column_types). A file without a checksum (written before
+    files carried one) is read; its checksum_note says so."""
+    result = Result(**vars(_results.read_points(path, experiment)))
+    check_column_types(result)
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# One product (figure, table, page section) at a time: a refusal or a bug stops only that one.
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """Why a product was not made. kind "refused": a file was refused, `text` is the reason
+    (ResultFileError's message: file, problem, what to do). kind "failed": the analysis itself
+    raised something else, a bug; `text` names the exception and asks for a report."""
+    kind: str
+    text: str
+
+
+def attempt(make, what: str = "section"):
+    """(make(), None), or (None, Problem) when make() raises: a ResultFileError is a refusal; any
+    other exception a failure, whose traceback goes to stderr for the report it asks for. Nothing
+    is swallowed: the caller shows the Problem where the product would be, and says so on stderr."""
+    try:
+        return make(), None
+    except ResultFileError as err:
+        return None, Problem("refused", str(err))
+    except Exception as err:  # noqa: BLE001 — a bug in one product must not stop the others
+        traceback.print_exc(file=sys.stderr)
+        return None, Problem("failed", f"this {what} failed: {type(err).__name__}: {err} — "
+                                       f"please report it")
 
 
 # --------------------------------------------------------------------------------------------

@@ -6,8 +6,10 @@ Prints one line per figure written (with its files) and one per figure skipped b
 is missing. An input missing in RESULTS_DIR is taken from the shipped results
 (results/published/<scale>/, checked against their manifest) when they have it.
 Exit status: 0 when every present input was drawn (skips are fine), 1 when a present input was
-refused (incomplete, unknown schema, wrong experiment, malformed); the other figures are still
-drawn. A new figure is one more line in FIGURES.
+refused (incomplete, unknown schema, wrong experiment, malformed, columns of the wrong type: one
+line on stderr per figure, naming the file and the reason) or a figure failed (a bug of the
+analysis: its traceback and "this figure failed: ... — please report it"); the other figures are
+still drawn. A new figure is one more line in FIGURES.
 """
 from __future__ import annotations
 
@@ -72,7 +74,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     outdir = args.out or os.path.join(args.results_dir, "figures")
 
-    refused = 0
+    refused = failed = 0
     for name, input_file, make in FIGURES:
         try:
             path, label = published.resolve(args.results_dir, input_file, args.published)
@@ -85,15 +87,18 @@ def main(argv=None) -> int:
             continue
         if label:
             print(f"{name}: {args.results_dir} has no {input_file}, drawn from {path} ({label})")
-        try:
-            written = make(path, outdir)
-        except common.ResultFileError as err:
-            print(f"error: {name}: {err}", file=sys.stderr)
-            refused += 1
+        written, problem = common.attempt(lambda: make(path, outdir), "figure")
+        if problem is not None:
+            # a refusal's reason names the file; a failure's does not, so name it here
+            where = "" if problem.kind == "refused" else f"{path}: "
+            print(f"error: {name}: {where}{problem.text}", file=sys.stderr)
+            refused += problem.kind == "refused"
+            failed += problem.kind == "failed"
             continue
         print(f"wrote {name}: {', '.join(written)}")
-    if refused:
-        print(f"make_figures: {refused} input file(s) refused, see above", file=sys.stderr)
+    if refused or failed:
+        print(f"make_figures: {refused} figure(s) refused their input file, {failed} failed; see "
+              f"above", file=sys.stderr)
         return 1
     return 0
 

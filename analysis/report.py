@@ -8,7 +8,10 @@ system with no server and no network: figures are inlined PNGs, the scorecard's 
 JSON, the stylesheet is written here. Sections follow docs/science.md (analysis/report_sections.py
 maps them to result files); a missing result file makes its section say "not run" with the command
 that makes it, a refused one shows the reader's reason, and one made by another commit than the
-checkout's is marked stale. The scorecard (analysis/scorecard.py) gives each claim of the paper the
+checkout's is marked stale. A section (or the scorecard) that raises anything else — a bug of the
+analysis — says "this section failed: <exception> — please report it" in its place; the rest of
+the page is still written. Every refusal and failure is also one line on stderr. Exit status 0
+when the page is written, 1 when it is written but a section failed. The scorecard (analysis/scorecard.py) gives each claim of the paper the
 suite tests a verdict by the rules printed on the page; the suite's own arithmetic on the paper's
 numbers is a separate table, never counted.
 """
@@ -53,15 +56,20 @@ SHORT_SHA = 12
 class Inputs:
     """Every result file of every section, inspected once, plus the readers that need more than
     common.load_result (eval-max's per-sample cells, fit-adaptive's per-model fits). A reader
-    that refuses a file turns that file into a refused source."""
+    that refuses a file turns that file into a refused source, one that fails (a bug) into a
+    failed source. `failures`: what failed on the page, "where: this section failed: ..." (shared
+    with the Inputs the scorecard judges from)."""
 
     def __init__(self, results_dir: str, published_dir: str | None = None,
-                 sources: dict | None = None):
+                 sources: dict | None = None, failures: list | None = None):
         self.results_dir = results_dir
         self.head = report_sources.checkout_sha()
         self.sources = sources if sources is not None else {
             name: report_sources.inspect(results_dir, name, self.head, published_dir)
             for name in file_names()}
+        self.failures = failures if failures is not None else []
+        self.failures += [f"{s.path}: {s.reason}" for s in self.sources.values()
+                          if s.state == "failed"]
         self.eval_max = self._read("eval-max.h5", lambda s: mr.load_eval_max(s.path))
         self.fits = self._read("fit-adaptive.h5", _read_fits)
         self.transformer = self._read("transformer-dispersion.h5",
@@ -77,11 +85,12 @@ class Inputs:
         source = self.sources.get(name)
         if source is None or not source.ok:
             return None
-        try:
-            return reader(source)
-        except common.ResultFileError as err:
-            source.state, source.reason = "refused", str(err)
-            return None
+        value, problem = common.attempt(lambda: reader(source))
+        if problem is not None:
+            source.state, source.reason = problem.kind, problem.text
+            if problem.kind == "failed":
+                self.failures.append(f"{source.path}: {problem.text}")
+        return value
 
     def result(self, name: str):
         source = self.sources.get(name)
@@ -92,7 +101,7 @@ class Inputs:
         source = self.sources[name]
         if source.state == "missing":
             return f"{source.path} is missing"
-        return f"{source.path} was refused (see its section)"
+        return f"{source.path} was {source.state} (see its section)"
 
 
 def file_names() -> list:
@@ -112,7 +121,7 @@ def judged_inputs(inputs: Inputs, published_dir: str | None = None) -> Inputs:
               for name in file_names()}
     if all(chosen[n].path == inputs.sources[n].path for n in chosen):
         return inputs
-    return Inputs(inputs.results_dir, published_dir, sources=chosen)
+    return Inputs(inputs.results_dir, published_dir, sources=chosen, failures=inputs.failures)
 
 
 def _read_text_paired(source: report_sources.Source):
@@ -473,9 +482,10 @@ def provenance(source: report_sources.Source, head: str) -> str:
 
 
 def state_badge(source: report_sources.Source, named: bool = False) -> str:
-    """'not run' / 'refused' / 'stale' / 'ok', prefixed with the file name when `named`."""
+    """'not run' / 'refused' / 'failed' / 'stale' / 'ok', prefixed with the file name when
+    `named`."""
     kind, text = (("missing", "not run") if source.state == "missing" else
-                  ("error", "refused") if source.state == "refused" else
+                  ("error", source.state) if source.state in ("refused", "failed") else
                   ("stale", "stale") if source.stale else
                   ("ok", "published") if source.published else ("ok", "ok"))
     return H.badge(kind, f"{source.name}: {text}" if named else text)
@@ -488,8 +498,8 @@ def file_notice(source: report_sources.Source, inputs: Inputs) -> str:
         return H.box("missing", "not run:",
                      f"{H.code(source.path)} is missing — run {H.code('make paper')} or "
                      f"{H.code(command)}")
-    if source.state == "refused":
-        return H.box("error", f"refused: {source.path}", f"<br>{H.esc(source.reason)}")
+    if source.state in ("refused", "failed"):
+        return problem_box(common.Problem(source.state, source.reason), source.path)
     shipped = ""
     if source.published:
         shipped = H.box("published", f"{source.published}:",
@@ -580,6 +590,28 @@ def section_html(section, inputs: Inputs, figures_dir: str, page_dir: str) -> st
                 out.append(f"<h3>{H.code(s.name)}</h3>" + points_overview(s.result))
     out.append("</section>")
     return "\n".join(out)
+
+
+def problem_box(problem: common.Problem, path: str = "") -> str:
+    """Where a product would be: a refusal with the reader's reason, or a failure (a bug) with its
+    exception and the request to report it."""
+    if problem.kind == "refused":
+        return H.box("error", f"refused: {path}" if path else "refused:",
+                     ("<br>" if path else "") + H.esc(problem.text))
+    return H.box("error", "Bug in the analysis:",
+                 (f"{H.code(path)}: " if path else "") + H.esc(problem.text))
+
+
+def guarded(key: str, title: str, inputs: Inputs, make) -> tuple:
+    """(make(), None), or (a section saying why make() raised, the Problem): one refusal or bug
+    stops one section, never the page; a failure is recorded in inputs.failures."""
+    made, problem = common.attempt(make)
+    if problem is None:
+        return made, None
+    if problem.kind == "failed":
+        inputs.failures.append(f"section {key}: {problem.text}")
+    return (f'<section id="{H.esc(key)}"><h2>{H.esc(title)}</h2>{problem_box(problem)}'
+            f"</section>"), problem
 
 
 def other_figures(inputs: Inputs, figures_dir: str) -> str:
@@ -715,10 +747,16 @@ def page(inputs: Inputs, figures_dir: str, page_dir: str, now: str,
     """(html, scorecard rows): the paper's claims (the derived rows are on the page and in its
     inline JSON, not in the returned rows), judged from `judged` (default: the page's files)."""
     judged = judged or inputs
-    rows = build_scorecard(judged)
-    derived = build_derived(judged)
+
+    def scorecard_section():
+        rows, derived = build_scorecard(judged), build_derived(judged)
+        return scorecard_html(rows, derived, page_dir), rows, derived
+
+    made, problem = guarded("scorecard", "Reproduction scorecard", inputs, scorecard_section)
+    scorecard, rows, derived = (made, [], []) if problem is not None else made
     states = [s.state if not (s.ok and s.stale) else "stale" for s in inputs.sources.values()]
-    summary = ", ".join(f"{states.count(k)} {k}" for k in ("ok", "stale", "missing", "refused")
+    summary = ", ".join(f"{states.count(k)} {k}" for k in ("ok", "stale", "missing", "refused",
+                                                           "failed")
                         if states.count(k))
     scales = [s.scale for s in inputs.sources.values() if s.ok]
     if scales:
@@ -744,9 +782,11 @@ def page(inputs: Inputs, figures_dir: str, page_dir: str, now: str,
         f"{H.code(inputs.head[:SHORT_SHA])} by {H.code('analysis/report.py')}; nothing on this "
         f"page is fetched from a network. Result files: {H.esc(summary)}.</p>",
         "\n".join(nav),
-        scorecard_html(rows, derived, page_dir),
+        scorecard,
     ]
-    body += [section_html(s, inputs, figures_dir, page_dir) for s in SECTIONS]
+    body += [guarded(s.key, s.title, inputs,
+                     lambda s=s: section_html(s, inputs, figures_dir, page_dir))[0]
+             for s in SECTIONS]
     body += [other_figures(inputs, figures_dir), files_table(inputs),
              scorecard_json(rows + derived),
              "</main></body></html>", ""]
@@ -778,13 +818,23 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     path, inputs, rows = write_report(args.results_dir, args.figures, args.out,
                                       published_dir=args.published)
+    for s in inputs.sources.values():
+        if s.state == "refused":
+            print(f"error: {s.name}: {s.reason}", file=sys.stderr)
+    for failure in dict.fromkeys(inputs.failures):  # the scorecard's files may repeat the page's
+        print(f"error: {failure}", file=sys.stderr)
     states = [s.state for s in inputs.sources.values()]
     counts = sc.counts(rows)
     shipped = sum(1 for s in inputs.sources.values() if s.ok and s.published)
     print(f"wrote report: {path} ({states.count('ok')} of {len(states)} result files read"
           + (f" ({shipped} of them published)" if shipped else "") + ", "
-          f"{states.count('missing')} missing, {states.count('refused')} refused; scorecard "
+          f"{states.count('missing')} missing, {states.count('refused')} refused, "
+          f"{states.count('failed')} failed; scorecard "
           f"{len(rows)} claims: " + ", ".join(f"{c} {v}" for v, c in counts.items() if c) + ")")
+    if inputs.failures:
+        print(f"report: {len(set(inputs.failures))} part(s) of the page failed (a bug in the "
+              f"analysis), see above; please report it", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -1,5 +1,5 @@
 """The state of each result file the paper page reads: missing, refused (with the reader's reason),
-or loaded, with its provenance (git_sha, command line, scale, creation time) and whether it is
+failed (reading it raised a bug of the analysis), or loaded, with its provenance (git_sha, command line, scale, creation time) and whether it is
 stale (built from another commit than the checkout's). analysis/report.py renders these.
 
 Nothing here guesses: a file without the root attribute `scale` has scale "unknown", a checkout
@@ -59,12 +59,12 @@ def code_changes(old: str, new: str, repo: str = REPO_ROOT) -> int | None:
 
 @dataclasses.dataclass
 class Source:
-    """One result file. state: 'missing' | 'refused' | 'ok'. For 'ok', `result` is the loaded
+    """One result file. state: 'missing' | 'refused' | 'failed' | 'ok'. For 'ok', `result` is the loaded
     file and the provenance fields are its root attributes (or 'unknown' when absent)."""
     name: str                    # file name inside the results directory, e.g. "bounds.h5"
     path: str                    # as given (results/bounds.h5)
     state: str
-    reason: str = ""             # why refused (the reader's message)
+    reason: str = ""             # why refused or failed (common.Problem's text)
     result: common.Result | None = None
     experiment: str = ""
     git_sha: str = UNKNOWN
@@ -152,10 +152,9 @@ def inspect_largest(results_dir: str, name: str, head: str,
 def load(path: str, name: str, head: str, label: str = "") -> Source:
     """The Source of the result file at `path` (holding `name`'s experiment); `label` marks a
     shipped file."""
-    try:
-        result = common.load_result(path, experiment_of(name))
-    except common.ResultFileError as err:
-        return Source(name, path, "refused", reason=str(err), published=label)
+    result, problem = common.attempt(lambda: common.load_result(path, experiment_of(name)))
+    if problem is not None:
+        return Source(name, path, problem.kind, reason=problem.text, published=label)
     attrs = result.attrs
     sha = str(attrs.get("git_sha", UNKNOWN)) or UNKNOWN
     stale = head != UNKNOWN and sha != head

@@ -96,6 +96,7 @@ public:
         });
     return {
         checkpoint,
+        runner::model_fingerprint_param("checkpoint", kMaxRetrievalTrainers),  // which weights were scored
         train_normaliser,
         runner::integer_param("n", "2^4..2^14", "items per set", 1).at_most(std::int64_t{1} << 24),
         normaliser,

@@ -108,6 +108,7 @@ public:
     normaliser.identity = normaliser_identity;
     return {
         checkpoint,
+        runner::model_fingerprint_param("checkpoint", kTextTrainers),  // which weights were scored
         runner::text_param("algorithm", "minimum", "algorithm of the samples", names),
         runner::integer_param("length", "4,5,6,7,8,9,10,11,12,13,14,15,16,20,24,32,48,64", "keys per sample", 4)
             .at_most(std::int64_t{1024}),

@@ -47,6 +47,7 @@ public:
     runner::ParamSpec checkpoint = checkpoint_param();
     return {
         checkpoint,
+        runner::model_fingerprint_param("checkpoint", kMaxRetrievalTrainers),  // which weights were scored
         runner::integer_param("n_min", "16", "smallest set size (a power of two)", 1).at_most(std::int64_t{1} << 16),
         runner::integer_param("n_max", "4096", "largest set size (a power of two; a set is held in memory)", 1).at_most(std::int64_t{1} << 16),
         runner::integer_param("samples", "256", "sets per size", 1).at_most(std::int64_t{1} << 16),

@@ -201,11 +201,16 @@ public:
     Curve curve;
     std::vector<double> step_loss, step_accuracy;
     if (auto saved = ctx.load_checkpoint()) {
-      load_float_training_state(*saved, trainer.params(), trainer.optimizer().m(), trainer.optimizer().v());
-      trainer.optimizer().set_steps(saved->count("step"));
-      curve.load_state(*saved);
-      step_loss = saved->reals("step_loss");
-      step_accuracy = saved->reals("step_accuracy");
+      load_training_checkpoint(*saved, steps, [&](std::int64_t step) {
+        load_float_training_state(*saved, trainer.params(), trainer.optimizer().m(), trainer.optimizer().v());
+        trainer.optimizer().set_steps(step);
+        curve.load_state(*saved);
+        step_loss = saved->reals("step_loss");
+        step_accuracy = saved->reals("step_accuracy");
+        if (step_loss.size() != std::size_t(step) || step_accuracy.size() != std::size_t(step))
+          throw runner::BadCheckpoint("the per-step curves hold " + std::to_string(step_loss.size()) + " and " +
+                                      std::to_string(step_accuracy.size()) + " values for step " + std::to_string(step));
+      });
     }
 
     while (trainer.steps_done() < steps) {

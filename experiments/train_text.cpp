@@ -187,9 +187,11 @@ public:
     transformer::Trainer trainer(config, ctx.stream_key("init"), ctx.threads());
     TrainingCurve curve = make_curve();
     if (auto saved = ctx.load_checkpoint()) {
-      load_float_training_state(*saved, trainer.params(), trainer.optimiser().m(), trainer.optimiser().v());
-      trainer.optimiser().set_steps(saved->count("step"));
-      curve.load_state(*saved);
+      load_training_checkpoint(*saved, steps, [&](std::int64_t step) {
+        load_float_training_state(*saved, trainer.params(), trainer.optimiser().m(), trainer.optimiser().v());
+        trainer.optimiser().set_steps(step);
+        curve.load_state(*saved);
+      });
     }
     const std::int64_t first_step = trainer.steps_done();
     while (trainer.steps_done() < steps) {

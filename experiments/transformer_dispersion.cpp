@@ -151,6 +151,7 @@ public:
     normaliser.identity = normaliser_identity;
     return {
         checkpoint,
+        runner::model_fingerprint_param("checkpoint", kTextTrainers),  // which weights were scored
         runner::integer_param("layers", "4", "transformer blocks", 1).at_most(std::int64_t{64}),
         runner::integer_param("heads", "4", "attention heads per block", 1).at_most(std::int64_t{64}),
         runner::integer_param("d_model", "128", "model width (a multiple of heads)", 1).at_most(std::int64_t{4096}),

@@ -217,7 +217,8 @@ const std::string& Point::text(const std::string& name) const { return std::get<
 
 std::string Point::describe() const {
   std::string s;
-  for (const auto& [k, v] : values) s += (s.empty() ? "" : " ") + k + "=" + canonical(v);
+  for (const auto& [k, v] : values)
+    if (k != kModelFingerprint) s += (s.empty() ? "" : " ") + k + "=" + canonical(v);
   return s;
 }
 

@@ -25,6 +25,8 @@
 #include "runners/point_file.hpp"
 #include "runners/progress.hpp"
 #include "runners/provenance.hpp"
+#include "runners/result_checksum.hpp"
+#include "runners/result_reader.hpp"
 #include "runners/stall_injection.hpp"
 
 namespace fs = std::filesystem;
@@ -36,6 +38,14 @@ namespace {
 std::mutex& h5_mutex() {
   static std::mutex m;
   return m;
+}
+
+// A checkpoint that cannot be used is set aside beside itself (never deleted: it may be evidence),
+// named on stderr, and the point starts from the beginning.
+void set_aside(const std::string& point_id, const std::string& path, const std::string& reason) {
+  const std::string aside = set_checkpoint_aside(path);
+  std::fprintf(stderr, "point %s: checkpoint %s cannot be used: %s; set aside as %s, the point restarts from step 0\n",
+               point_id.c_str(), path.c_str(), reason.c_str(), aside.c_str());
 }
 
 class LocalPointContext final : public PointContext {
@@ -56,8 +66,14 @@ public:
   }
   std::optional<CheckpointState> load_checkpoint() override {
     std::lock_guard lock(h5_mutex());
-    return read_checkpoint(ckpt_, point_.id);
+    try {
+      return read_checkpoint(ckpt_, point_.id);
+    } catch (const BadCheckpoint& e) {
+      set_aside(point_.id, ckpt_, e.what());
+      return std::nullopt;
+    }
   }
+  const std::string& checkpoint_file() const { return ckpt_; }
   // After SIGINT/SIGTERM a checkpoint is due at once, and the point stops once it is saved.
   void save_checkpoint(const CheckpointState& state) override {
     {
@@ -177,29 +193,52 @@ PartsSurvey survey_parts(const Grid& grid, const std::string& parts_dir, const s
   if (!fs::is_directory(parts_dir, ec)) return plan;
   std::map<std::string, std::size_t> index;
   for (const Point& p : grid.points()) index[p.id] = p.index;
+  // Complete part files and their fingerprints.
+  std::vector<std::pair<fs::path, std::string>> parts;
   for (const auto& entry : fs::directory_iterator(parts_dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (name.size() != 19 || name.substr(16) != ".h5") continue;  // <16 hex>.h5
-    auto fp = complete_part_fingerprint(entry.path().string());
-    if (!fp) continue;
-    if (*fp != grid.fingerprint()) {
-      const std::vector<std::string> shards = running_shards(options.out);
-      if (!clear_foreign || !shards.empty())
-        throw BadInput("'" + parts_dir + "' holds point files of another configuration (fingerprint " + *fp +
-                       ", this run " + grid.fingerprint() + ")" +
-                       (shards.empty() ? "; use another --out, or --overwrite to remove them"
-                                       : "; shard " + shards.front() + " is still writing there"));
-      std::fprintf(stderr, "removing %s: point files of another configuration (--overwrite)\n", parts_dir.c_str());
-      remove_parts_dir(parts_dir);
-      return survey_parts(grid, parts_dir, mine, options, false);
-    }
+    if (auto fp = complete_part_fingerprint(entry.path().string())) parts.emplace_back(entry.path(), *fp);
+  }
+  // Another configuration: a part of another fingerprint that names no point of this grid. (One that
+  // names a point of this grid with another fingerprint is a damaged part, set aside below: it must
+  // not condemn, nor with --overwrite delete, every finished part.) Decided before anything is moved.
+  for (const auto& [path, fp] : parts) {
+    if (fp == grid.fingerprint() || index.count(path.filename().string().substr(0, 16))) continue;
+    const std::vector<std::string> shards = running_shards(options.out);
+    if (!clear_foreign || !shards.empty())
+      throw BadInput("'" + parts_dir + "' holds point files of another configuration (fingerprint " + fp +
+                     ", this run " + grid.fingerprint() + ")" +
+                     (shards.empty() ? "; use another --out, or --overwrite to remove them"
+                                     : "; shard " + shards.front() + " is still writing there"));
+    std::fprintf(stderr, "removing %s: point files of another configuration (--overwrite)\n", parts_dir.c_str());
+    remove_parts_dir(parts_dir);
+    return survey_parts(grid, parts_dir, mine, options, false);
+  }
+  for (const auto& [path, fp] : parts) {
+    const std::string name = path.filename().string();
     auto it = index.find(name.substr(0, 16));
     if (it == index.end() || plan.complete[it->second]) continue;
+    if (fp != grid.fingerprint() && !mine[it->second]) continue;  // not complete; its shard sets it aside
     if (mine[it->second]) {
-      if (const auto damage = part_damage(entry.path().string(), name.substr(0, 16))) {
+      std::optional<std::string> damage;
+      if (fp != grid.fingerprint())
+        damage = "its fingerprint " + fp + " is not this configuration's (" + grid.fingerprint() +
+                 "; damaged, or written by a run of another grid)";
+      else
+        damage = part_damage(path.string(), name.substr(0, 16));
+      if (damage) {
         std::fprintf(stderr, "point %s: part file %s is damaged: %s; it runs again (kept as %s.bad)\n",
-                     name.substr(0, 16).c_str(), entry.path().c_str(), damage->c_str(), name.c_str());
-        fs::rename(entry.path(), entry.path().string() + ".bad", ec);
+                     name.substr(0, 16).c_str(), path.c_str(), damage->c_str(), name.c_str());
+        fs::rename(path, path.string() + ".bad", ec);
+        continue;
+      }
+      // Scored on another model than the one the point names now (the file was retrained or replaced).
+      const std::string* model = model_fingerprint_of(grid.points()[it->second]);
+      if (model && part_model_fingerprint(path.string()) != *model) {
+        std::fprintf(stderr, "point %s: model changed since this point was scored: rerunning (%s kept as %s.old-model)\n",
+                     name.substr(0, 16).c_str(), path.c_str(), name.c_str());
+        fs::rename(path, path.string() + ".old-model", ec);
         continue;
       }
     }
@@ -207,6 +246,23 @@ PartsSurvey survey_parts(const Grid& grid, const std::string& parts_dir, const s
     ++plan.n_complete;
   }
   return plan;
+}
+
+// True when a point of the merged file `out` (of this grid) was scored on another model than the one
+// it names now; says so for each such point.
+bool models_changed(const Grid& grid, const std::string& out) {
+  if (grid.points().empty() || !model_fingerprint_of(grid.points()[0])) return false;
+  const ResultFile merged = ResultFile::open(out);
+  bool changed = false;
+  for (const Point& p : grid.points()) {
+    const std::string* model = model_fingerprint_of(p);
+    const auto params = merged.has(p.id) ? merged.params(p.id) : std::map<std::string, Value>{};
+    const auto stored = params.find(kModelFingerprint);
+    if (!model || (stored != params.end() && std::get<std::string>(stored->second) == *model)) continue;
+    std::fprintf(stderr, "point %s: model changed since this point was scored: rerunning\n", p.id.c_str());
+    changed = true;
+  }
+  return changed;
 }
 
 // The shard of every grid point under --shard I/N (all 0 without it).
@@ -263,7 +319,19 @@ void execute_point(const Experiment& experiment, const Grid& grid, const Point& 
   if (const char* victim = std::getenv("SHARP_INJECT_FAILURE"); victim && point.id == victim)
     throw std::runtime_error("injected failure (SHARP_INJECT_FAILURE=" + point.id + ")");
   stall_if_injected(point.id, StallStage::before_start);
-  const Record record = inject_output_fault(experiment.run(point, ctx));
+  // A point that finds its loaded state inconsistent (BadCheckpoint) runs again from the start.
+  auto run = [&] {
+    try {
+      return experiment.run(point, ctx);
+    } catch (const BadCheckpoint& e) {
+      {
+        std::lock_guard lock(h5_mutex());
+        set_aside(point.id, ctx.checkpoint_file(), e.what());
+      }
+      return experiment.run(point, ctx);
+    }
+  };
+  const Record record = inject_output_fault(run());
   check_record(experiment.name(), experiment.outputs(), point, record);
   timing.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   timing.peak_rss_bytes = peak_rss_bytes();
@@ -301,7 +369,12 @@ RunPlan plan_run(const Experiment& experiment, const Grid& grid, const RunOption
   // A result file of this configuration makes the run a no-op; one of another configuration is
   // never replaced silently.
   const auto merged = complete_result_fingerprint(options.out, experiment.name());
-  if (merged && *merged == grid.fingerprint()) {
+  const bool damaged = merged && *merged == grid.fingerprint() && result_data_damaged(options.out);
+  if (damaged && !options.overwrite)
+    throw BadInput("--out: '" + options.out + "': " + std::string(kChecksumMismatch) +
+                   "; move it aside, or pass --overwrite to compute it again");
+  const bool stale = merged && *merged == grid.fingerprint() && !damaged && models_changed(grid, options.out);
+  if (merged && *merged == grid.fingerprint() && !damaged && !stale) {
     if (!options.quiet || options.status)
       std::printf("%s: %s is complete and up to date (%zu points); nothing to do\n", prog.c_str(),
                   options.out.c_str(), grid.size());
@@ -312,7 +385,7 @@ RunPlan plan_run(const Experiment& experiment, const Grid& grid, const RunOption
   if (!merged && fs::exists(fs::symlink_status(options.out, exists_ec)) && !options.overwrite && !options.status)
     throw BadInput("--out: '" + options.out + "' exists and is not a sharp result file; choose another --out, "
                    "or pass --overwrite to replace it");
-  if (merged && !options.overwrite && !options.status)
+  if (merged && *merged != grid.fingerprint() && !options.overwrite && !options.status)
     throw BadInput("--out: '" + options.out + "' holds another configuration (fingerprint " + *merged +
                    ", this run " + grid.fingerprint() + "); choose another --out, or pass --overwrite to replace it");
 

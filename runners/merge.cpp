@@ -8,6 +8,7 @@
 #include "runners/labelled_view.hpp"
 #include "runners/point_file.hpp"
 #include "runners/provenance.hpp"
+#include "runners/result_checksum.hpp"
 
 namespace sharp::runner {
 namespace {
@@ -137,8 +138,20 @@ void merge_points(const Experiment& experiment, const Grid& grid, const RunOptio
   timing.write("peak_rss_bytes", rss);
   timing.write("threads", threads);
   write_labelled_view(root, experiment.outputs());
+  root.set_attr("checksum", result_data_checksum(root));  // over what was just written, read back
   root.set_attr("complete", std::int64_t{1});
   out.commit();
+}
+
+bool result_data_damaged(const std::string& path) {
+  h5::SilenceErrors quiet;
+  const h5::File f = h5::File::open_read(path);
+  try {
+    verify_result_checksum(f.root(), path);
+    return false;
+  } catch (const BadInput&) {
+    return true;
+  }
 }
 
 std::optional<std::string> complete_result_fingerprint(const std::string& path, const std::string& experiment) {

@@ -15,6 +15,10 @@ void merge_points(const Experiment& experiment, const Grid& grid, const RunOptio
 // The fingerprint of a complete result file of this experiment; nullopt when the file is missing,
 // incomplete or not a sharp result at all (the runner refuses to replace such a file without
 // --overwrite). Throws BadInput when the file is a sharp result of another schema or experiment.
+// True when the complete result file at `path` has a checksum its data no longer match (a file
+// without a checksum is not damaged: it predates them).
+bool result_data_damaged(const std::string& path);
+
 std::optional<std::string> complete_result_fingerprint(const std::string& path, const std::string& experiment);
 
 }  // namespace sharp::runner

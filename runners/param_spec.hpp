@@ -25,6 +25,11 @@ enum class ListRole {
 };
 inline constexpr char kInPointSeparator = '+';
 
+// The derived parameter that records which trained model a point scored (model_fingerprint_param,
+// runners/result_reader.hpp). The runner writes it into each part as a root attribute too, reruns a
+// finished point whose model has changed since, and leaves it out of Point::describe() (64 digits).
+inline constexpr const char* kModelFingerprint = "model_fingerprint";
+
 struct ParamSpec {
   std::string name;           // as stored in files, e.g. "d_model"; the flag is --d-model
   ParamType type = ParamType::Real;

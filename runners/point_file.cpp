@@ -5,6 +5,7 @@
 #include "h5/h5.hpp"
 #include "runners/provenance.hpp"
 #include "runners/record_checksum.hpp"
+#include "runners/result_checksum.hpp"
 
 namespace sharp::runner {
 
@@ -68,6 +69,22 @@ void read_record(const h5::Group& group, NamedValues& r) {
   }
 }
 
+const std::string* model_fingerprint_of(const Point& point) {
+  for (const auto& [name, v] : point.values)
+    if (name == kModelFingerprint) return &std::get<std::string>(v);
+  return nullptr;
+}
+
+std::string part_model_fingerprint(const std::string& path) {
+  h5::SilenceErrors quiet;
+  try {
+    h5::File f = h5::File::open_read(path);
+    return f.root().has_attr(kModelFingerprint) ? f.root().attr_string(kModelFingerprint) : "";
+  } catch (const h5::Error&) {
+    return "";
+  }
+}
+
 void write_point_file(const std::string& path, const std::string& experiment,
                       const std::string& fingerprint, const Point& point, const Record& record,
                       const PointTiming& timing) {
@@ -79,6 +96,7 @@ void write_point_file(const std::string& path, const std::string& experiment,
   root.set_attr("experiment", experiment);
   root.set_attr("fingerprint", fingerprint);
   root.set_attr("point_id", point.id);
+  if (const std::string* model = model_fingerprint_of(point)) root.set_attr(kModelFingerprint, *model);
   root.set_attr("created", timing.created);
   root.set_attr("finished", timing.finished);
   write_build_provenance(root);
@@ -125,26 +143,44 @@ std::optional<std::string> part_damage(const std::string& path, const std::strin
 }
 
 void write_checkpoint(const std::string& path, const std::string& point_id, const CheckpointState& state) {
-  h5::AtomicFile file(path, h5::Durability::ProcessCrash);  // a damaged checkpoint is ignored (below)
+  h5::AtomicFile file(path, h5::Durability::ProcessCrash);  // a damaged checkpoint is set aside (below)
   file.root().set_attr("point_id", point_id);
   file.root().set_attr("written", utc_now_iso());
   h5::Group g = file.root().create_group("state");
   write_record(g, state);
+  file.root().set_attr("checksum", result_data_checksum(file.root()));
   file.root().set_attr("complete", std::int64_t{1});
   file.commit();
 }
 
 std::optional<CheckpointState> read_checkpoint(const std::string& path, const std::string& point_id) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec) || !h5::is_complete(path)) return std::nullopt;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  if (!h5::is_complete(path)) throw BadCheckpoint("it is not a complete HDF5 checkpoint");
+  h5::SilenceErrors quiet;
+  CheckpointState state;
   try {
     h5::File f = h5::File::open_read(path);
-    if (f.root().attr_string("point_id") != point_id) return std::nullopt;
-    CheckpointState state;
-    read_record(f.root().open_group("state"), state);
-    return state;
-  } catch (const h5::Error&) {
-    return std::nullopt;  // damaged (e.g. by a system crash): the point starts over
+    const h5::Group& root = f.root();
+    if (root.attr_string("point_id") != point_id) throw BadCheckpoint("it holds the state of point " + root.attr_string("point_id"));
+    if (root.has_attr("checksum") && root.attr_string("checksum") != result_data_checksum(root))
+      throw BadCheckpoint("its data do not match its checksum");
+    read_record(root.open_group("state"), state);
+  } catch (const h5::Error& e) {
+    const std::string what = e.what();
+    throw BadCheckpoint("it cannot be read (" + what.substr(0, what.find('\n')) + ")");
+  }
+  return state;
+}
+
+std::string set_checkpoint_aside(const std::string& path) {
+  std::error_code ec;
+  for (int k = 1;; ++k) {
+    const std::string aside = path + ".bad-" + std::to_string(k);
+    if (std::filesystem::exists(std::filesystem::symlink_status(aside, ec))) continue;
+    std::filesystem::rename(path, aside, ec);
+    if (ec) throw std::runtime_error("cannot rename the bad checkpoint '" + path + "' to '" + aside + "': " + ec.message());
+    return aside;
   }
 }
 

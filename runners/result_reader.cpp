@@ -1,11 +1,17 @@
 #include "runners/result_reader.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
+#include <mutex>
+#include <tuple>
 
 #include "core/errors.hpp"
 #include "h5/h5.hpp"
 #include "runners/grid.hpp"
+#include "runners/result_checksum.hpp"
 
 namespace sharp::runner {
 namespace {
@@ -23,6 +29,27 @@ Array read_array(const h5::Group& g, const std::string& name) {
   if (g.dataset_kind(name) == h5::Group::Kind::Integer) a.data = g.read<std::int64_t>(name, &a.shape);
   else a.data = g.read<double>(name, &a.shape);
   return a;
+}
+
+// The checksum verdict of each file this process read (its note, "" when verified), keyed by path
+// and by what changes when the file is replaced or written: an evaluation grid opens one training
+// file once per point and value check, and reads it through once.
+std::string checked_note(const h5::Group& root, const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::string(verify_result_checksum(root, path).value_or(""));
+  using Key = std::tuple<std::string, dev_t, ino_t, off_t, long, long>;
+  static std::mutex mutex;
+  static std::map<Key, std::string> verified;
+  const Key key{path, st.st_dev, st.st_ino, st.st_size, long(st.st_mtim.tv_sec), long(st.st_mtim.tv_nsec)};
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = verified.find(key); it != verified.end()) return it->second;
+  }
+  const std::string note = verify_result_checksum(root, path).value_or("");
+  if (!note.empty()) std::fprintf(stderr, "note: %s: %s\n", quoted(path).c_str(), note.c_str());
+  std::lock_guard lock(mutex);
+  verified[key] = note;
+  return note;
 }
 
 }  // namespace
@@ -47,6 +74,7 @@ ResultFile ResultFile::open(const std::string& path, const std::vector<std::stri
     r.experiment_ = root.has_attr("experiment") ? root.attr_string("experiment") : "?";
     if (!experiments.empty() && std::find(experiments.begin(), experiments.end(), r.experiment_) == experiments.end())
       throw BadInput(quoted(path) + " holds experiment '" + r.experiment_ + "', not " + joined(experiments));
+    r.note_ = checked_note(root, path);
     r.config_ = root.read_string("config");
     r.ids_ = root.read_strings("points/id");
     for (std::size_t i = 0; i < r.ids_.size(); ++i) r.rows_[r.ids_[i]] = i;
@@ -158,6 +186,22 @@ ResultPoint open_point_reference(const std::string& reference, const std::vector
   ResultPoint p{ResultFile::open(path, experiments), id};
   if (!p.file.has(id)) throw BadInput("names no point of " + quoted(path));
   return p;
+}
+
+ParamSpec model_fingerprint_param(const std::string& reference, const std::vector<std::string>& experiments) {
+  auto cache = std::make_shared<std::map<std::string, std::string>>();  // per reference: a grid repeats them
+  return derived_text_param(
+      kModelFingerprint, "SHA-256 of the weights (param.* arrays) of the model --" + reference + " names",
+      "--" + reference + " (the model's weights)", [=](const Point& p) -> Value {
+        const std::string& named = p.text(reference);
+        if (named == "none") return named;
+        auto found = cache->find(named);
+        if (found == cache->end()) {
+          const ResultPoint point = open_point_reference(named, experiments);
+          found = cache->emplace(named, weights_fingerprint(point.file.arrays_with_prefix(point.id, "param."))).first;
+        }
+        return found->second;
+      });
 }
 
 ParamSpec point_reference_param(std::string name, std::string default_value, std::string help,

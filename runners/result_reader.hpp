@@ -26,7 +26,12 @@ public:
   // Opens PATH. `experiments`: the experiment names accepted (empty: any). Throws sharp::BadInput
   // ("'PATH' does not exist", "... is not a complete result file", "... holds experiment 'x', not
   // train-max") when the file cannot be used.
+  // A file whose data do not match its `checksum` is refused ("'PATH': checksum mismatch: ...");
+  // one without a checksum (written before files carried one) is read, with note() saying so
+  // (printed once per process on stderr). Each file is verified once per process while its size,
+  // time and inode stay the same.
   static ResultFile open(const std::string& path, const std::vector<std::string>& experiments = {});
+  const std::string& note() const { return note_; }
 
   const std::string& path() const { return path_; }
   const std::string& experiment() const { return experiment_; }
@@ -49,7 +54,7 @@ public:
 private:
   std::size_t row(const std::string& id) const;
 
-  std::string path_, experiment_, config_;
+  std::string path_, experiment_, config_, note_;
   std::shared_ptr<const h5::File> file_;  // open read-only while any copy lives; arrays are read on demand
   std::vector<std::string> ids_;
   std::map<std::string, std::size_t> rows_;
@@ -66,6 +71,12 @@ std::pair<std::string, std::string> split_point_reference(const std::string& ref
 // "cannot be read: 'x.h5' holds experiment 'bounds', not train-max", "names no point of 'x.h5'".
 ParamSpec point_reference_param(std::string name, std::string default_value, std::string help,
                                 std::vector<std::string> experiments);
+
+// The derived parameter kModelFingerprint of a grid whose parameter `reference` names models by
+// point_reference_param: weights_fingerprint of the point's param.* arrays (runners/result_checksum.hpp),
+// or "none" for the value "none". A result then records which weights it scored, and a resumed run
+// recomputes a point whose model was replaced since (docs/architecture.md#points-parts-merge-resume).
+ParamSpec model_fingerprint_param(const std::string& reference, const std::vector<std::string>& experiments);
 
 // Opens the file of a reference FILE.h5#ID and checks the point exists (BadInput otherwise).
 struct ResultPoint {

@@ -165,12 +165,14 @@ done
 echo "paper: all sweeps done in $(( $(date +%s) - sweeps_start )) s"
 
 figures_status=0
+report_status=0
 if ((figures)); then
   begin "figures: analysis/make_figures.py $results"
   "$python" "$analysis/make_figures.py" "$results" || figures_status=$?
   end "figures"
   begin "report: analysis/report.py $results"
-  "$python" "$analysis/report.py" "$results"
+  # exit 1: the page is written but a section failed (it says which); still print the summary
+  "$python" "$analysis/report.py" "$results" || report_status=$?
   end "report"
 fi
 summary
@@ -178,4 +180,4 @@ if ((figures)); then
   page=$(cd "$results" && pwd)/report/index.html
   echo "paper: the report is $results/report/index.html (open file://$page)"
 fi
-exit "$figures_status"
+exit "$((figures_status ? figures_status : report_status))"

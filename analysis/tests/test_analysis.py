@@ -148,7 +148,7 @@ def test_load_result_refuses_a_truncated_file(tmp_path):
 
 def test_load_result_refuses_columns_of_the_wrong_length(tmp_path):
     path = _bounds_with(tmp_path / "bounds.h5")
-    with h5py.File(path, "a") as f:
+    with synthetic.edited(path) as f:
         del f["points/alpha_max"]
         f["points/alpha_max"] = np.zeros(5)
     with pytest.raises(common.ResultFileError, match="malformed.*alpha_max has 5"):
@@ -157,13 +157,13 @@ def test_load_result_refuses_columns_of_the_wrong_length(tmp_path):
 
 def test_figures_refuse_non_finite_values(tmp_path):
     path = _bounds_with(tmp_path / "bounds.h5")
-    with h5py.File(path, "a") as f:
+    with synthetic.edited(path) as f:
         f["points/alpha_max"][1] = np.nan
     with pytest.raises(common.ResultFileError, match="/points/alpha_max is not finite"):
         fig_dispersion.make(str(path), str(tmp_path / "out"))
     wb = tmp_path / "weight-bound.h5"
     ids = synthetic.write_weight_bound(wb, ns=(8,), d_models=(8,), trials=5)
-    with h5py.File(wb, "a") as f:
+    with synthetic.edited(wb) as f:
         f[f"arrays/{ids[0]}/ratio"][2] = np.inf
     with pytest.raises(common.ResultFileError, match=f"ratio is not finite at point {ids[0]}"):
         fig_weight_bound.make(str(wb), str(tmp_path / "out"))
@@ -234,13 +234,13 @@ def test_dispersion_warns_loudly_about_violations(tmp_path, capsys):
 def test_weight_bound_and_entropy_warn_about_failed_checks(tmp_path, capsys):
     wb = tmp_path / "weight-bound.h5"
     synthetic.write_weight_bound(wb, ns=(8,), d_models=(8,), trials=5)
-    with h5py.File(wb, "a") as f:
+    with synthetic.edited(wb) as f:
         f["points/violations"][0] = 3
     fig_weight_bound.make(str(wb), str(tmp_path / "out"))
     assert "3 trial(s) where the logit spread exceeds" in capsys.readouterr().err
     et = tmp_path / "entropy-temperature.h5"
     synthetic.write_entropy_temperature(et, ns=(8,), laws=("uniform",), beta_steps=9)
-    with h5py.File(et, "a") as f:
+    with synthetic.edited(et) as f:
         f["points/monotone"][0] = 0
     fig_entropy_temperature.make(str(et), str(tmp_path / "out"))
     assert "not strictly decreasing" in capsys.readouterr().err

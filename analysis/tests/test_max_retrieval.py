@@ -145,20 +145,20 @@ def _copy(files, tmp_path, name="eval-max.h5"):
 
 def test_load_eval_max_refuses_inconsistent_files(files, tmp_path):
     path = _copy(files, tmp_path)
-    with h5py.File(path, "a") as f:
+    with synthetic.edited(path) as f:
         pid = f["points/id"].asstr()[0]
         f[f"arrays/{pid}/correct.softmax"][0] = 1 - f[f"arrays/{pid}/correct.softmax"][0]
     with pytest.raises(common.ResultFileError, match="correct.softmax sums to"):
         mr.load_eval_max(str(path))
 
     path = _copy(files, tmp_path)
-    with h5py.File(path, "a") as f:
+    with synthetic.edited(path) as f:
         f["points/train_n"][0] = 32
     with pytest.raises(common.ResultFileError, match="mixes models trained at n = 16, 32"):
         mr.load_eval_max(str(path))
 
     path = _copy(files, tmp_path)
-    with h5py.File(path, "a") as f:
+    with synthetic.edited(path) as f:
         pid = f["points/id"].asstr()[2]
         f[f"arrays/{pid}/entropy.adaptive"][3] = np.nan
     with pytest.raises(common.ResultFileError, match=f"entropy.adaptive is not finite at point "
@@ -166,7 +166,7 @@ def test_load_eval_max_refuses_inconsistent_files(files, tmp_path):
         mr.load_eval_max(str(path))
 
     path = _copy(files, tmp_path)
-    with h5py.File(path, "a") as f:
+    with synthetic.edited(path) as f:
         pid = f["points/id"].asstr()[1]
         del f[f"arrays/{pid}/correct.adaptive"]
     with pytest.raises(common.ResultFileError, match="lacks 'correct.adaptive'"):
@@ -326,7 +326,7 @@ def test_modules_refuse_incomplete_and_wrong_files(files, tmp_path, module):
         other = files / "fit-adaptive.h5"
     else:
         synthetic.write_fit_adaptive(incomplete, train_seeds=(1,), ns=(16,), samples=8)
-        with h5py.File(incomplete, "a") as f:
+        with synthetic.edited(incomplete) as f:
             f.attrs["complete"] = np.int64(0)
         other = files / "eval-max.h5"
     out = tmp_path / "out"
@@ -380,12 +380,12 @@ def test_beta_polynomial_reads_both_protocols(files, tmp_path):
         r.arrays(models[0].point_id)["fit_beta"], rtol=1e-10)
 
     partial = _copy(files, tmp_path, "fit-binned.h5")
-    with h5py.File(partial, "a") as f:
+    with synthetic.edited(partial) as f:
         del f[f"arrays/{r.ids[1]}/coefficients_binned"]
     with pytest.raises(common.ResultFileError, match="binned fit is incomplete"):
         fig_beta_polynomial.make(str(partial), str(tmp_path / "out"))
     broken = _copy(files, tmp_path, "fit-adaptive.h5")
-    with h5py.File(broken, "a") as f:
+    with synthetic.edited(broken) as f:
         pid = f["points/id"].asstr()[0]
         f[f"arrays/{pid}/beta_star"][5] = np.inf
     with pytest.raises(common.ResultFileError, match="beta_star is not finite"):
@@ -402,7 +402,7 @@ def _training_file(path, normaliser_of_seed: dict):
     training normaliser, in a complete "sharp/1" file (the one reader refuses anything else)."""
     seeds = sorted(normaliser_of_seed)
     synthetic.write_result(path, "train-max", [{"seed": s, "normaliser": normaliser_of_seed[s]} for s in seeds], {})
-    with h5py.File(path, "a") as f:
+    with synthetic.edited(path) as f:
         del f["points/id"]
         f.create_dataset("points/id", data=[synthetic.point_id("train-max", {"seed": s}) for s in seeds],
                          dtype=synthetic.STR)
@@ -461,7 +461,7 @@ def test_remedies_figure_groups_models_and_needs_trained(tmp_path):
     path = tmp_path / "eval-remedies.h5"
     synthetic.write_eval_max(path, ns=(16, 64, 256), train_seeds=(1, 2, 3, 4), samples=8,
                              normalisers=("trained",))
-    with h5py.File(path, "a") as f:
+    with synthetic.edited(path) as f:
         f["points/ranking_rate"][...] = 0.5
     _training_file(tmp_path / "train-max.h5", {1: "softmax", 2: "entmax15", 3: "softmax", 4: "entmax15"})
     groups = mr.load_eval_max_groups(str(path))

@@ -44,9 +44,9 @@ def paper_results(directory: str) -> None:
     synthetic.write_entropy_temperature(os.path.join(directory, "entropy-temperature.h5"),
                                         ns=(16,), beta_steps=5)
     for name in ("bounds.h5", "weight-bound.h5", "eval-max.h5"):
-        with h5py.File(os.path.join(directory, name), "a") as f:
+        with synthetic.edited(os.path.join(directory, name)) as f:
             f.attrs["scale"] = "paper"
-    with h5py.File(os.path.join(directory, "entropy-temperature.h5"), "a") as f:
+    with synthetic.edited(os.path.join(directory, "entropy-temperature.h5")) as f:
         f.attrs["scale"] = "quick"
     with open(os.path.join(directory, "stage-times.tsv"), "w") as fh:
         fh.write("eval-max.h5\t100\t2\tpaper\t2026-01-01T00:00:00Z\n"
@@ -87,7 +87,7 @@ def test_publish_refuses_a_dirty_or_incomplete_file_and_writes_nothing(tmp_path,
                                                                       needle):
     results = str(tmp_path / "run")
     paper_results(results)
-    with h5py.File(os.path.join(results, "bounds.h5"), "a") as f:
+    with synthetic.edited(os.path.join(results, "bounds.h5")) as f:
         for key, value in attrs.items():
             f.attrs[key] = value
     out = str(tmp_path / "published" / "paper")
@@ -110,7 +110,7 @@ def test_publish_refuses_more_than_the_size_limit_and_an_empty_scale(tmp_path, c
 def test_a_modified_shipped_file_is_refused_with_the_reason(shipped, tmp_path):
     _, out = shipped
     path = os.path.join(out, "paper", "bounds.h5")
-    with h5py.File(path, "a") as f:
+    with synthetic.edited(path) as f:
         f["points/alpha_max"][0] = 0.5  # one value changed after publishing
     with pytest.raises(published.ManifestError, match="does not match its manifest"):
         published.entry(os.path.join(out, "paper"), "bounds.h5")
@@ -216,7 +216,7 @@ def test_the_scorecard_judges_at_the_largest_scale_present(shipped, tmp_path):
     os.makedirs(quick)
     synthetic.write_eval_max(os.path.join(quick, "eval-max.h5"), ns=(16,), samples=8,
                              map_samples=2)
-    with h5py.File(os.path.join(quick, "eval-max.h5"), "a") as f:
+    with synthetic.edited(os.path.join(quick, "eval-max.h5")) as f:
         f.attrs["scale"] = "quick"
     _, inputs, rows = report.write_report(quick, published_dir=out)
     assert inputs.sources["eval-max.h5"].scale == "quick"

@@ -166,7 +166,7 @@ def test_the_derived_threshold_differs_when_the_data_cross_elsewhere(tmp_path):
     import report_sources
     synthetic.write_bounds(tmp_path / "bounds.h5", ns=tuple(2 ** k for k in range(1, 12)),
                            spreads=(5.69,), thetas=(1.0,))
-    with h5py.File(tmp_path / "bounds.h5", "r+") as f:   # α_max never falls below 1/2
+    with synthetic.edited(tmp_path / "bounds.h5") as f:   # α_max never falls below 1/2
         f["points/alpha_max"][...] = 0.9
     row = sc.threshold_row(report_sources.inspect(str(tmp_path), "bounds.h5", "x").result,
                            sc.Provenance("bounds.h5"))

@@ -82,7 +82,7 @@ def test_no_pairs_is_said_and_missing_arrays_are_refused(tmp_path):
     tp.make(str(tmp_path / "eval-text.h5"), str(tmp_path / "out"))
     assert "No comparison" in (tmp_path / "out" / "text_paired.md").read_text()
     synthetic.write_text_pairs(tmp_path)
-    with h5py.File(tmp_path / "eval-text.h5", "a") as f:
+    with synthetic.edited(tmp_path / "eval-text.h5") as f:
         first = f["points/id"].asstr()[0]
         del f[f"arrays/{first}/correct_final.trained"]
     with pytest.raises(common.ResultFileError, match="correct_final.trained"):
@@ -105,7 +105,7 @@ def test_report_page_shows_the_paired_table_or_why_not(tmp_path):
     assert "McNemar p (largest)" in section and "softmax + adaptive at inference" in section
     assert "8-32" in section and "0 / 4" in section
     # without per-sample arrays the figure's file is still read; only the table says why not
-    with h5py.File(tmp_path / "eval-text.h5", "a") as f:
+    with synthetic.edited(tmp_path / "eval-text.h5") as f:
         del f["arrays"]
     path, inputs, _ = report.write_report(str(tmp_path), None, now="test")
     section = open(path, encoding="utf-8").read().split('<section id="algorithmic-text">', 1)[1]
@@ -135,7 +135,7 @@ def test_accuracy_figure_draws_the_paired_files(tmp_path):
 
 def test_configurations_are_told_apart_by_what_differs(tmp_path):
     synthetic.write_text_pairs(tmp_path)
-    with h5py.File(tmp_path / "train-text.h5", "a") as f:   # seed 2's models trained without positions
+    with synthetic.edited(tmp_path / "train-text.h5") as f:   # seed 2's models trained without positions
         seeds = f["points/params/seed"][()]
         del f["points/params/positional"]
         f.create_dataset("points/params/positional", data=["none" if s == 2 else "rope" for s in seeds],

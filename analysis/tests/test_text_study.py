@@ -142,7 +142,7 @@ def test_make_writes_the_table_and_both_figures_and_is_registered(tmp_path):
 def test_a_file_without_answer_index_is_refused(tmp_path):
     synthetic.write_text_study(tmp_path)
     path = tmp_path / "eval-text.h5"
-    with h5py.File(path, "a") as f:
+    with synthetic.edited(path) as f:
         first = f["points/id"].asstr()[0]
         del f[f"arrays/{first}/answer_index"]
     with pytest.raises(common.ResultFileError, match="answer_index"):
@@ -152,7 +152,7 @@ def test_a_file_without_answer_index_is_refused(tmp_path):
 def test_models_that_saw_different_samples_are_refused(tmp_path):
     synthetic.write_text_study(tmp_path)
     path = tmp_path / "eval-text.h5"
-    with h5py.File(path, "a") as f:
+    with synthetic.edited(path) as f:
         last = f["points/id"].asstr()[-1]
         f[f"arrays/{last}/answer_index"][0] += 1
     with pytest.raises(common.ResultFileError, match="different"):

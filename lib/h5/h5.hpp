@@ -96,6 +96,11 @@ public:
   std::vector<std::size_t> shape(const std::string& name) const;
   enum class Kind { Float, Integer, String, Other };
   Kind dataset_kind(const std::string& name) const;  // class of the stored element type
+  bool is_dataset(const std::string& name) const;    // a dataset (not a group)
+  bool is_virtual(const std::string& name) const;    // a virtual dataset: no data of its own
+  // A numeric dataset's values as stored, little-endian bytes of the stored element type, without
+  // conversion; `code` is that type as numpy writes it: "f8", "f4", "i8", "u1", ... Error otherwise.
+  std::vector<unsigned char> read_raw(const std::string& name, std::string* code) const;
 
   // Attributes on this group (root attributes when this is the root group); set_attr overwrites.
   bool has_attr(const std::string& name) const;

@@ -7,13 +7,19 @@ numpy; xarray for open_results): it works without sharp's compiled module.
     open_results(path)         the whole file as an xarray.Dataset
 
 Each refuses a file that is missing, not HDF5, incomplete (root attribute complete != 1), of another
-schema or (when asked) of another experiment, or whose /points layout is malformed, raising
-ResultFileError with a message that names the file, the problem and what to do.
+schema or (when asked) of another experiment, whose data do not match its root attribute
+`checksum` (data_checksum), or whose /points layout is malformed, raising ResultFileError with a
+message that names the file, the problem and what to do. A file written before result files carried
+a checksum is read, with a note (Points.checksum_note, the dataset's attrs["checksum_note"], and an
+UnverifiedResultWarning).
 """
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
+import threading
+import warnings
 from typing import Any
 
 import h5py
@@ -25,6 +31,79 @@ SCHEMA = "sharp/1"
 class ResultFileError(Exception):
     """A result file that must not be read (missing, not HDF5, incomplete, wrong schema or
     experiment, malformed). The message names the file, the problem and what to do."""
+
+
+class UnverifiedResultWarning(UserWarning):
+    """A result file without a checksum (written before files carried one): read, not verified."""
+
+
+CHECKSUM_MISMATCH = "checksum mismatch: the file was modified or damaged after it was written; rerun to regenerate"
+NO_CHECKSUM = "no checksum (written before result files carried one): its data cannot be verified"
+
+
+def data_checksum(f: h5py.File) -> str:
+    """SHA-256 (hex) of a merged file's data, as the runner computes it when it merges
+    (runners/result_checksum.hpp): every dataset that stores values of its own (not the labelled
+    view's virtual datasets), except under /timing, in byte order of their paths; each as path, NUL,
+    element code ("f8", "i8", ..., or "str"), NUL, rank and dimensions (8-byte little-endian), then
+    its values: numbers as stored little-endian bytes, strings as an 8-byte length and UTF-8 bytes.
+    Attributes are not covered."""
+    datasets = []
+
+    def walk(group, prefix):
+        for name in group:
+            obj = group[name]
+            path = prefix + name
+            if isinstance(obj, h5py.Group):
+                if path != "timing":
+                    walk(obj, path + "/")
+            elif isinstance(obj, h5py.Dataset) and not obj.is_virtual:
+                datasets.append((path.encode("utf-8"), obj))
+
+    walk(f, "")
+    sha = hashlib.sha256()
+    u64 = lambda v: int(v).to_bytes(8, "little")  # noqa: E731
+    for path, ds in sorted(datasets, key=lambda item: item[0]):
+        text = h5py.check_string_dtype(ds.dtype) is not None
+        code = "str" if text else f"{ds.dtype.kind}{ds.dtype.itemsize}"
+        sha.update(path + b"\0" + code.encode() + b"\0" + u64(len(ds.shape)) + b"".join(u64(d) for d in ds.shape))
+        values = ds[()]
+        if text:
+            for v in np.asarray(values, dtype=object).ravel():
+                b = v.encode("utf-8") if isinstance(v, str) else bytes(v)
+                sha.update(u64(len(b)) + b)
+        else:
+            a = np.asarray(values)
+            sha.update(np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<")).tobytes())
+    return sha.hexdigest()
+
+
+# Checksum verdicts of the files this process read: path -> (size, mtime, inode, note). A figure
+# script reads a file's arrays point by point; the file is read through once.
+_verified: dict = {}
+_verified_lock = threading.Lock()
+
+
+def _checksum_note(path: str, f: h5py.File) -> str:
+    """"" when the data match the root attribute `checksum`, NO_CHECKSUM when the file has none;
+    raises ResultFileError on a mismatch."""
+    st = os.stat(path)
+    key = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+    with _verified_lock:
+        known = _verified.get(path)
+    if known is not None and known[0] == key:
+        return known[1]
+    stored = f.attrs.get("checksum")
+    if stored is None:
+        note = NO_CHECKSUM
+        warnings.warn(f"{path}: {note}", UnverifiedResultWarning, stacklevel=4)
+    elif decode(stored) != data_checksum(f):
+        raise ResultFileError(f"{path}: {CHECKSUM_MISMATCH}")
+    else:
+        note = ""
+    with _verified_lock:
+        _verified[path] = (key, note)
+    return note
 
 
 def decode(value: Any) -> Any:
@@ -71,6 +150,7 @@ class Points:
     params: dict   # name -> [P] array (float64, int64 or str)
     metrics: dict  # name -> [P, ...] array (float64 or int64)
     timing: dict   # name -> [P] array (wall_seconds, peak_rss_bytes, threads)
+    checksum_note: str = ""  # NO_CHECKSUM for a file written before files carried a checksum
 
 
 def _open(path: str) -> h5py.File:
@@ -84,7 +164,7 @@ def _open(path: str) -> h5py.File:
 
 
 def _open_checked(path: str | os.PathLike, experiment: str | None) -> tuple:
-    """(path as str, the open file) after the refusals every reader makes."""
+    """(path as str, the open file, the checksum note) after the refusals every reader makes."""
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise ResultFileError(
@@ -101,15 +181,16 @@ def _open_checked(path: str | os.PathLike, experiment: str | None) -> tuple:
         if missing:
             raise ResultFileError(f"{path}: malformed sharp/1 file, missing /{', /'.join(missing)}; "
                                   f"regenerate it with the experiment binary.")
+        note = _checksum_note(path, f)
     except BaseException:
         f.close()
         raise
-    return path, f
+    return path, f, note
 
 
 def read_points(path: str | os.PathLike, experiment: str | None = None) -> Points:
     """Read the /points table of a merged "sharp/1" result file (refusals: see the module)."""
-    path, f = _open_checked(path, experiment)
+    path, f, note = _open_checked(path, experiment)
     with f:
         attrs = {k: _attribute_value(v) for k, v in sorted(f.attrs.items())}
         config = str(decode(_read_dataset(f["config"])[()])) if "config" in f else ""
@@ -122,15 +203,20 @@ def read_points(path: str | os.PathLike, experiment: str | None = None) -> Point
     _check_lengths(path, len(ids), {**{f"params/{k}": v for k, v in params.items()},
                                     **metrics, **{f"timing/{k}": v for k, v in timing.items()}})
     return Points(path=path, attrs=attrs, config=config, ids=ids, params=params, metrics=metrics,
-                  timing=timing)
+                  timing=timing, checksum_note=note)
 
 
 def point_arrays(path: str | os.PathLike, point_id: str, names=None) -> dict:
     """Every dataset under /arrays/<point_id> (or only `names`), keyed by its path relative to
     that group (nested groups give names like "layer0/alpha"), exactly as stored."""
-    path, f = _open_checked(path, None)
+    path, f, _ = _open_checked(path, None)
     with f:
         group_path = f"arrays/{point_id}"
+        if "arrays" not in f:
+            raise ResultFileError(
+                f"{path}: has no /arrays group, so no per-point arrays (no group "
+                f"/arrays/{point_id}); this reader needs them. The file is damaged or was cut "
+                f"down: regenerate it with the experiment binary.")
         if group_path not in f:
             ids = [str(v) for v in _read_dataset(f["points/id"])]
             raise ResultFileError(
@@ -193,7 +279,7 @@ def open_results(path: str | os.PathLike, experiment: str | None = None):
     dimension named <variable>_dim<i>."""
     import xarray as xr
 
-    path, f = _open_checked(path, experiment)
+    path, f, note = _open_checked(path, experiment)
     with f:
         labelled = isinstance(f.get("id"), h5py.Dataset)   # the view's point ids
     if labelled:
@@ -203,6 +289,8 @@ def open_results(path: str | os.PathLike, experiment: str | None = None):
     if "config" in ds.variables:
         ds.attrs["config"] = str(ds["config"].values[()])
         ds = ds.drop_vars("config")
+    if note:
+        ds.attrs["checksum_note"] = note
     return ds
 
 

@@ -141,19 +141,21 @@ def _no_attributes(obj):
 
 
 def without_view(path, tmp_path):
-    """A copy of the file as it was written before the labelled view."""
+    """A copy of the file as it was written before the labelled view (and before the checksum)."""
     old = str(tmp_path / os.path.basename(path))
     shutil.copy(path, old)
     with h5py.File(old, "a") as f:
         for name in [n for n in f if n not in VIEW_FREE]:
             del f[name]
+        del f.attrs["checksum"]
     return old
 
 
 @pytest.mark.parametrize("name", ["bounds", "entropy", "eval"])
 def test_files_written_before_the_view_open_with_the_same_layout(files, name, tmp_path):
     new = sharp.open_results(files[name])
-    old = sharp.open_results(without_view(files[name], tmp_path))
+    with pytest.warns(results.UnverifiedResultWarning):
+        old = sharp.open_results(without_view(files[name], tmp_path))
     assert "units" not in old[next(iter(new.data_vars))].attrs   # older files have none
     lead = new["id"].dims
     assert old["id"].dims == lead and np.array_equal(old["id"].values, new["id"].values)
@@ -164,6 +166,7 @@ def test_files_written_before_the_view_open_with_the_same_layout(files, name, tm
         a, b = old[variable].values, new[variable].values
         assert a.shape == b.shape, variable   # array dimensions are only named differently
         assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), variable
+    assert old.attrs.pop("checksum_note") and new.attrs.pop("checksum")
     assert old.attrs == new.attrs
 
 
@@ -195,3 +198,33 @@ def test_refusals(files, tmp_path):
         sharp.open_results(broken)
     with pytest.raises(results.ResultFileError, match="file not found"):
         sharp.read_points(str(tmp_path / "missing.h5"))
+
+
+def test_checksum_of_the_runner_is_what_python_computes_and_damage_is_refused(files, tmp_path):
+    """The runner's `checksum` (runners/result_checksum.hpp) equals results.data_checksum on files of
+    every kind the binaries write (view, strings, arrays of both types); a changed array value is
+    refused by every reader with the reason; a file without a checksum opens with a note."""
+    for path in files.values():
+        with h5py.File(path, "r") as f:
+            assert f.attrs["checksum"] == results.data_checksum(f), path
+        assert "checksum_note" not in sharp.open_results(path).attrs
+    damaged = str(tmp_path / "damaged.h5")
+    shutil.copy(files["eval"], damaged)
+    with h5py.File(damaged, "r+") as f:
+        name = next(iter(f["arrays"]))
+        ds = next(v for v in f["arrays"][name].values() if v.dtype.kind == "f" and v.size > 0)
+        values = ds[()]
+        values.flat[0] = np.nextafter(values.flat[0], np.inf)
+        ds[...] = values
+    for reader in (sharp.open_results, results.read_points):
+        with pytest.raises(results.ResultFileError) as refused:
+            reader(damaged)
+        assert str(refused.value) == (f"{damaged}: checksum mismatch: the file was modified or damaged after "
+                                      "it was written; rerun to regenerate")
+    old = str(tmp_path / "old.h5")
+    shutil.copy(files["bounds"], old)
+    with h5py.File(old, "r+") as f:
+        del f.attrs["checksum"]
+    with pytest.warns(results.UnverifiedResultWarning):
+        ds = sharp.open_results(old)
+    assert "no checksum" in ds.attrs["checksum_note"]

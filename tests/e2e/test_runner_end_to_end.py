@@ -175,9 +175,13 @@ class Runs(ResultDirCase):
     def test_parts_of_another_configuration_are_refused(self):
         out = self.path("s.h5")
         run("sharp-bounds", "--n", "4,8", "--out", out, "--shard", "0/1", "--quiet", check=0)
-        p = run("sharp-bounds", "--n", "4,8,16", "--out", out)
+        before = sorted(os.listdir(out + ".parts"))
+        # n=8's part names no point of this grid (n=4's does: alone it would be a damaged part, set
+        # aside and recomputed): another configuration, refused before anything is moved.
+        p = run("sharp-bounds", "--n", "4,16", "--out", out)
         self.assertEqual(p.returncode, 2)
         self.assertIn("another configuration", p.stderr)
+        self.assertEqual(sorted(os.listdir(out + ".parts")), before)
 
     def test_dry_run_prints_the_grid_and_writes_nothing(self):
         out = self.path("d.h5")

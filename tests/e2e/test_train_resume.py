@@ -19,6 +19,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_support import BIN, ResultDirCase, last_point_id, run as run_binary, stalled  # noqa: E402
 from h5compare import data_differences  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.environ.get("SHARP_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "../..")),
+                                "python"))
+from sharp.results import data_checksum  # noqa: E402
+
 EXE = os.path.join(BIN, "sharp-train-max")
 # A tiny model: about 0.2 ms per step on one core.
 TINY = ["--width", "32", "--batch", "64", "--lr", "1e-2", "--eval-samples", "256"]
@@ -53,11 +57,13 @@ class TrainMax(ResultDirCase):
             step = int(f["state/metrics/step"][()])
         self.assertGreater(step, 0)
         self.assertLess(step, 6000)
-        # A copy with a tampered checkpoint proves that the rerun starts from the checkpoint.
+        # A copy with a tampered checkpoint (its checksum stamped again, so that it is used) proves
+        # that the rerun starts from the checkpoint.
         tampered = self.path("tampered.h5")
         shutil.copytree(parts, tampered + ".parts")
         with h5py.File(os.path.join(tampered + ".parts", os.path.basename(ckpt)), "r+") as f:
             f["state/arrays/params"][0] += 0.5
+            f.attrs["checksum"] = data_checksum(f)
         run(*grid, "--out", out, "--quiet", check=0)
         self.assertSameData(ref, out)
         self.assertFalse(os.path.exists(parts))

@@ -7,9 +7,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include <hdf5.h>
+
 #include "core/errors.hpp"
+#include "h5/h5.hpp"
 #include "runners/local_runner.hpp"
 #include "runners/options.hpp"
+#include "runners/result_checksum.hpp"
 #include "runners/result_reader.hpp"
 
 using namespace sharp;
@@ -132,4 +136,82 @@ TEST_F(ResultReader, PointReferencesExpandAndCheckThroughTheReader) {
   EXPECT_EQ(rp.id, ids_[0]);
   EXPECT_EQ(std::get<double>(rp.file.metrics(rp.id).at("half")), 1.0);
   EXPECT_EQ(split_point_reference("a#b.h5#c"), (std::pair<std::string, std::string>{"a#b.h5", "c"}));
+}
+
+namespace {
+
+// Flips one bit of the first value of the (contiguous) dataset `name` in the file's bytes, in place:
+// the damage a disk does after the merge.
+void flip_first_value(const std::string& path, const std::string& name) {
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t dataset = H5Dopen2(file, name.c_str(), H5P_DEFAULT);
+  const haddr_t offset = H5Dget_offset(dataset);
+  H5Dclose(dataset);
+  H5Fclose(file);
+  ASSERT_NE(offset, HADDR_UNDEF);
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(std::streamoff(offset + 6));
+  char byte = 0;
+  f.read(&byte, 1);
+  byte = char(byte ^ 0x40);  // an exponent bit of a little-endian double
+  f.seekp(std::streamoff(offset + 6));
+  f.write(&byte, 1);
+}
+
+// Changes the first value of a numeric column through HDF5 (a careless edit of the file).
+void edit_first_value(const std::string& path, const std::string& name) {
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  hid_t dataset = H5Dopen2(file, name.c_str(), H5P_DEFAULT);
+  std::vector<double> v(64);
+  H5Dread(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data());
+  v[0] += 1;
+  ASSERT_GE(H5Dwrite(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), 0);
+  H5Dclose(dataset);
+  H5Fclose(file);
+}
+
+}  // namespace
+
+TEST_F(ResultReader, AMergedFileCarriesAChecksumThatItsReaderVerifies) {
+  {
+    const ResultFile f = ResultFile::open(path_);
+    EXPECT_EQ(f.attribute("checksum").size(), 64u);
+    EXPECT_EQ(f.note(), "");
+  }
+  edit_first_value(path_, "points/half");
+  EXPECT_EQ(error_of([&] { ResultFile::open(path_); }),
+            "'" + path_ + "': checksum mismatch: the file was modified or damaged after it was written; rerun to regenerate");
+}
+
+TEST_F(ResultReader, ADamagedArrayIsRefusedToo) {
+  flip_first_value(path_, "arrays/" + ids_[1] + "/param.w");
+  EXPECT_NE(error_of([&] { ResultFile::open(path_); }).find("checksum mismatch"), std::string::npos);
+}
+
+TEST_F(ResultReader, AFileWithoutAChecksumIsReadWithANote) {
+  {
+    h5::File f = h5::File::open_rw(path_);
+    ASSERT_GE(H5Adelete(f.root().id(), "checksum"), 0);
+  }
+  const ResultFile f = ResultFile::open(path_);
+  EXPECT_EQ(f.note(), kNoChecksum);
+  EXPECT_EQ(f.ids(), ids_);
+}
+
+TEST_F(ResultReader, ARunOnADamagedUpToDateFileRefusesIt) {
+  edit_first_value(path_, "points/square");
+  TinyExperiment e;
+  std::vector<std::string> args = {"sharp-tiny", "--out", path_, "--quiet", "--threads", "1"};
+  std::vector<const char*> argv;
+  for (auto& a : args) argv.push_back(a.c_str());
+  const Invocation inv = parse_command_line(e, int(argv.size()), argv.data());
+  const std::string refused = error_of([&] { run_local(e, *inv.grid, inv.options); });
+  EXPECT_NE(refused.find("checksum mismatch"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("--overwrite"), std::string::npos) << refused;
+  args.push_back("--overwrite");
+  argv.clear();
+  for (auto& a : args) argv.push_back(a.c_str());
+  const Invocation again = parse_command_line(e, int(argv.size()), argv.data());
+  ASSERT_EQ(run_local(e, *again.grid, again.options), kDone);
+  EXPECT_EQ(ResultFile::open(path_).note(), "");
 }

@@ -1,0 +1,49 @@
+// A dataset's stored bytes without conversion, and what kind of object a name is: what a checksum
+// over a file's data needs (runners/result_checksum.hpp).
+#include "h5/detail.hpp"
+#include "h5/h5.hpp"
+
+namespace sharp::h5 {
+
+using detail::Handle;
+
+bool Group::is_dataset(const std::string& name) const {
+  SilenceErrors quiet;
+  Handle object(H5Oopen(id_, name.c_str(), H5P_DEFAULT), H5Oclose);
+  if (object.get() < 0) fail("open object", name);
+  return H5Iget_type(object.get()) == H5I_DATASET;
+}
+
+bool Group::is_virtual(const std::string& name) const {
+  SilenceErrors quiet;
+  Handle dataset(H5Dopen2(id_, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (dataset.get() < 0) fail("open dataset", name);
+  Handle plist(H5Dget_create_plist(dataset.get()), H5Pclose);
+  if (plist.get() < 0) fail("get the creation properties of", name);
+  return H5Pget_layout(plist.get()) == H5D_VIRTUAL;
+}
+
+std::vector<unsigned char> Group::read_raw(const std::string& name, std::string* code) const {
+  SilenceErrors quiet;
+  Handle dataset(H5Dopen2(id_, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (dataset.get() < 0) fail("open dataset", name);
+  Handle stored(H5Dget_type(dataset.get()), H5Tclose);
+  if (stored.get() < 0) fail("get the datatype of", name);
+  const H5T_class_t cls = H5Tget_class(stored.get());
+  if (cls != H5T_FLOAT && cls != H5T_INTEGER) fail("read raw bytes (the stored type is not numeric) of", name);
+  const std::size_t size = H5Tget_size(stored.get());
+  const bool is_signed = cls == H5T_INTEGER && H5Tget_sign(stored.get()) == H5T_SGN_2;
+  *code = std::string(cls == H5T_FLOAT ? "f" : is_signed ? "i" : "u") + std::to_string(size);
+  // The stored type in little-endian order: a file written big-endian gives the same bytes.
+  Handle memory(H5Tcopy(stored.get()), H5Tclose);
+  if (memory.get() < 0 || H5Tset_order(memory.get(), H5T_ORDER_LE) < 0) fail("make a little-endian type for", name);
+  Handle space(H5Dget_space(dataset.get()), H5Sclose);
+  if (space.get() < 0) fail("get the dataspace of", name);
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  if (n < 0) fail("count the elements of", name);
+  std::vector<unsigned char> bytes(std::size_t(n) * size);
+  if (n > 0 && H5Dread(dataset.get(), memory.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()) < 0) fail("read", name);
+  return bytes;
+}
+
+}  // namespace sharp::h5
