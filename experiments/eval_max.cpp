@@ -80,6 +80,7 @@ public:
     normaliser.list = runner::ListRole::InsidePoint;
     normaliser.allowed = normaliser_spec_allowed() + ", or `trained` (the model's own)";
     normaliser.check = eval_normaliser_spec_error;
+    normaliser.identity = normaliser_identity;
     // The model's training normaliser as a parameter of every point: the analysis groups models by
     // it without the training file (models of different remedies are never seeds of one). Read once
     // per training file while the grid is built.

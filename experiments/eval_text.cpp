@@ -3,7 +3,8 @@
 // length, by greedy decoding with the key/value cache, for every normaliser of --normaliser on the
 // same samples ("trained": the model's own heads; a spec: that normaliser in every head at inference
 // only, e.g. adaptive on a softmax-trained model). Decoding stops at "\n\n" or at the expected answer
-// length + 16 tokens; no terminator counts as wrong. The heads are measured on the rows that write the
+// length + 16 tokens, or at the end of a learned positional table (max_length tokens in all: the model
+// has no position beyond it); no terminator counts as wrong. The heads are measured on the rows that write the
 // answer (docs/science.md#measuring-heads): the last question token's and every generated token's.
 #include <algorithm>
 #include <cmath>
@@ -16,6 +17,7 @@
 #include "experiments/normaliser_param.hpp"
 #include "head_measure/answer_rows.hpp"
 #include "experiments/text_checkpoint.hpp"
+#include "experiments/text_checkpoint_check.hpp"
 #include "runners/main.hpp"
 #include "stats/wilson.hpp"
 #include "text/answer_score.hpp"
@@ -97,8 +99,8 @@ public:
            "that write the answer (docs/science.md#measuring-heads), per head in /arrays.";
   }
   std::vector<runner::ParamSpec> parameters() const override {
-    const runner::ParamSpec checkpoint = runner::point_reference_param(
-        "checkpoint", "results/train-text.h5", "trained models (a sharp-train-text result file)", kTextTrainers);
+    const runner::ParamSpec checkpoint =
+        text_checkpoint_param("results/train-text.h5", "trained models (a sharp-train-text result file)");
     std::vector<std::string> names;
     for (text::Algorithm a : text::kAlgorithms) names.emplace_back(text::algorithm_name(a));
     runner::ParamSpec normaliser = runner::text_param(
@@ -113,6 +115,7 @@ public:
       }
       return std::nullopt;
     };
+    normaliser.identity = normaliser_identity;
     return {
         checkpoint,
         runner::model_fingerprint_param("checkpoint", kTextTrainers),  // which weights were scored
@@ -145,6 +148,7 @@ public:
         metric_real("element_accuracy_low.<normaliser>", "fraction", "Wilson 95% interval over the pooled elements, low end"),
         metric_real("element_accuracy_high.<normaliser>", "fraction", "Wilson 95% interval over the pooled elements, high end"),
         metric_real("terminated.<normaliser>", "fraction", "samples whose generation ended with the blank line"),
+        metric_real("position_table_end.<normaliser>", "fraction", "samples whose generation reached the end of the model's learned positional table (max_length tokens in all) without the blank line, so scored wrong; 0 for the other positional schemes"),
         metric_real("answer_entropy.<normaliser>", "nats", "attention entropy of the answer rows (the last question token and the generated tokens), mean over rows, samples and heads"),
         metric_real("answer_entropy_before_beta.<normaliser>", "nats", "entropy of softmax of the same rows' logits, before the normaliser's beta (for softmax the same as answer_entropy, up to the float rounding of p): the logits' own sharpness, mean over rows, samples and heads"),
         metric_real("answer_entropy_uniform.<normaliser>", "nats", "ln k over the same rows: the entropy of uniform attention over their k keys"),
@@ -169,8 +173,10 @@ public:
   }
   std::string notes() const override {
     return "Samples generated in the CLRS-Text format by lib/text, not the released data; greedy decoding "
-           "(argmax, lowest token id on ties) with the key/value cache, stopped at the blank line or at the expected "
-           "answer length + 16 tokens; element accuracy pools the elements of all samples for its Wilson interval.";
+           "(argmax, lowest token id on ties) with the key/value cache, stopped at the blank line, at the expected "
+           "answer length + 16 tokens, or at the end of a learned positional table (question and answer at most "
+           "max_length tokens; such a sample is scored as generated, unterminated, and counted in "
+           "position_table_end); element accuracy pools the elements of all samples for its Wilson interval.";
   }
 
   Record run(const Point& p, runner::PointContext& ctx) const override {
@@ -212,6 +218,7 @@ public:
       const std::vector<text::Sample>& used = applies ? drawn : none;
       const std::size_t L = config.layers, H = config.heads;
       std::vector<text::AnswerScore> scores(used.size());
+      std::vector<char> table_end(used.size(), 0);
       std::vector<head_measure::AnswerRows> heads(used.size(), head_measure::AnswerRows(L, H, 0));
       parallel_for(used.size(), {"eval-text/samples", ctx.threads()}, [&](std::size_t i) {
         const text::Sample& s = used[i];
@@ -220,12 +227,13 @@ public:
         heads[i] = head_measure::AnswerRows(L, H, question.size() - 1);
         const std::vector<text::Token> out = text_model::greedy_decode(model, m.params.data(), question, budget, &heads[i]);
         scores[i] = text::score_answer(s, text::detokenise(out), m.mix.trace);
+        table_end[i] = text_model::decoding_room(config, question.size(), budget) < budget && !scores[i].terminated;
       });
       head_measure::AnswerRows answer_rows(L, H, 0);   // merged in sample order: any thread count
       for (const head_measure::AnswerRows& h : heads) answer_rows.merge(h);
       std::vector<std::int64_t> final_ok, answer_ok;
       std::vector<double> fraction;
-      double finals = 0, answers = 0, right = 0, expected = 0, terminated = 0;
+      double finals = 0, answers = 0, right = 0, expected = 0, terminated = 0, ended = 0;
       for (const text::AnswerScore& s : scores) {
         final_ok.push_back(s.exact_final ? 1 : 0);
         answer_ok.push_back(s.exact_answer ? 1 : 0);
@@ -236,6 +244,7 @@ public:
         expected += s.elements_expected;
         terminated += s.terminated;
       }
+      for (char e : table_end) ended += e;
       const double n = double(scores.size());
       auto put = [&](const std::string& name, double k, double total) {
         const auto [low, high] = stats::wilson_interval(k, total);
@@ -247,6 +256,7 @@ public:
       put("exact_answer", answers, n);
       put("element_accuracy", right, expected);
       r.set("terminated." + item, n > 0 ? terminated / n : std::nan(""));
+      r.set("position_table_end." + item, n > 0 ? ended / n : std::nan(""));
       put_answer_rows(r, item, answer_rows);
       r.set_array("correct_final." + item, final_ok);
       r.set_array("correct_answer." + item, answer_ok);

@@ -1,7 +1,9 @@
 #pragma once
 // The value check of a parameter that names head normalisers (sharp-train-max's --normaliser, each
 // item of sharp-eval-max's in-point list): a spec of the list in docs/science.md#remedies, parsed by lib/normalisers.
+#include <algorithm>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include "core/errors.hpp"
@@ -41,6 +43,28 @@ inline std::optional<std::string> learnable_normaliser_spec_error(const runner::
     return std::string("is not a normaliser spec: ") + e.what();
   }
   return std::nullopt;
+}
+
+// What two spellings of one normaliser share (the grid's ParamSpec::identity): the canonical spec,
+// parameters in declared order with defaults filled and aliases resolved, a learned one as `learn`;
+// so softmax, softmax:beta=1 and softmax:theta=1 are one value. Text that is no spec (`trained`, or
+// one the check refuses) is its own identity.
+inline std::string normaliser_identity(const runner::Value& v) {
+  const std::string& text = std::get<std::string>(v);
+  try {
+    const norm::LearnableSpec spec = norm::parse_learnable_spec(text, 16);
+    std::string out, item;
+    std::istringstream parts(norm::format_spec(spec.spec));
+    while (std::getline(parts, item, ':')) {
+      const std::string key = item.substr(0, item.find('='));
+      const bool learned = std::find(spec.learned.begin(), spec.learned.end(), key) != spec.learned.end();
+      if (!out.empty()) out += ':';
+      out += learned ? key + "=learn" : item;
+    }
+    return out;
+  } catch (const BadInput&) {
+    return text;
+  }
 }
 
 // sharp-eval-max's in-point list item: a spec, or `trained` (the model's own training normaliser

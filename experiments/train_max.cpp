@@ -108,6 +108,7 @@ public:
         runner::text_param("normaliser", "softmax", "normaliser of the attention head during training", {});
     normaliser.allowed = learnable_normaliser_spec_allowed();
     normaliser.check = learnable_normaliser_spec_error;
+    normaliser.identity = normaliser_identity;
     return {
         normaliser,
         runner::integer_param("train_n", "16", "items per training set", 1).at_most(std::int64_t{1} << 16),

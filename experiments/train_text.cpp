@@ -13,6 +13,7 @@
 #include "normalisers/learned_scalars.hpp"
 #include "experiments/training_curve.hpp"
 #include "experiments/float_training_state.hpp"
+#include "experiments/text_model_params.hpp"
 #include "runners/main.hpp"
 #include "text/sample.hpp"
 #include "text/tokeniser.hpp"
@@ -109,49 +110,8 @@ public:
            "final weights (/arrays/<id>/param.<tensor>) for sharp-eval-text.";
   }
   std::vector<runner::ParamSpec> parameters() const override {
-    runner::ParamSpec normaliser = runner::text_param("normaliser", "softmax", "normaliser of every head, trained in", {});
-    normaliser.allowed = "a normaliser spec (docs/science.md#remedies), e.g. softmax, adaptive, ssmax:s=learn, entmax15, "
-                         "asentmax:b=learn:gamma=learn, asentmax_query:b=learn:gamma=learn (per query), stieltjes:q=4";
-    normaliser.check = [](const runner::Value& v) -> std::optional<std::string> {
-      try {
-        norm::parse_learnable_spec(std::get<std::string>(v), 16);
-      } catch (const BadInput& e) {
-        return std::string("is not a normaliser spec: ") + e.what();
-      }
-      return std::nullopt;
-    };
-    runner::ParamSpec algorithms = runner::text_param("algorithms", "minimum", "the algorithm mix: names joined by '+'", {});
-    algorithms.allowed = "names of " + text::algorithm_names() + " joined by '+' (e.g. minimum+binary_search)";
-    algorithms.check = [](const runner::Value& v) -> std::optional<std::string> {
-      try {
-        text_model::parse_algorithm_mix(std::get<std::string>(v));
-      } catch (const BadInput& e) {
-        return std::string(e.what());
-      }
-      return std::nullopt;
-    };
-    runner::ParamSpec lengths = runner::text_param("lengths", "4,5,7,9,12,16", "training lengths (one list per model)", {});
-    lengths.list = runner::ListRole::InsidePoint;
-    lengths.allowed = "integers in 4..1024";
-    lengths.check = [](const runner::Value& v) -> std::optional<std::string> {
-      try {
-        for (int n : text_model::parse_lengths(std::get<std::string>(v)))
-          if (n < 4 || n > 1024) return "lengths run from 4 to 1024";
-      } catch (const BadInput& e) {
-        return std::string(e.what());
-      }
-      return std::nullopt;
-    };
-    return {
-        normaliser,
-        runner::text_param("positional", "none", "positional scheme", transformer::positional_names()),
-        algorithms,
-        lengths,
-        runner::text_param("trace", "off", "with the algorithms' traces (initial_trace in the prompt)", {"off", "on"}),
-        runner::integer_param("layers", "2", "transformer blocks", 1).at_most(std::int64_t{48}),
-        runner::integer_param("heads", "4", "attention heads per block", 1).at_most(std::int64_t{64}),
-        runner::integer_param("d_model", "64", "model width (a multiple of heads)", 1).at_most(std::int64_t{4096}),
-        runner::integer_param("max_length", "2048", "longest sequence (rows of a learned position table)", 16).at_most(std::int64_t{1} << 16),
+    std::vector<runner::ParamSpec> p = text_model_parameters();   // the model's description, shared with its readers
+    p.insert(p.end(), {
         runner::integer_param("batch", "32", "samples per optimiser step", 1).at_most(std::int64_t{1} << 14),
         runner::integer_param("steps", "3000", "optimiser steps", 1).at_most(std::int64_t{10000000}),
         runner::real_param_above("lr", "1e-3", "peak learning rate (AdamW)", 0.0).at_most(10.0),
@@ -160,7 +120,8 @@ public:
         runner::real_param_at_least("clip", "1", "clip gradients to this global norm (0 = off)", 0.0),
         runner::integer_param("eval_every", "250", "steps between entries of the training curve", 1).at_most(std::int64_t{10000000}),
         runner::integer_param("eval_samples", "256", "fixed evaluation samples at the training lengths", 1).at_most(std::int64_t{1} << 20),
-    };
+    });
+    return p;
   }
   std::vector<runner::OutputSpec> outputs() const override {
     using runner::array_integer, runner::array_real, runner::metric_integer, runner::metric_real;

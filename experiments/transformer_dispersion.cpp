@@ -15,6 +15,7 @@
 #include "core/errors.hpp"
 #include "experiments/normaliser_param.hpp"
 #include "experiments/text_checkpoint.hpp"
+#include "experiments/text_checkpoint_check.hpp"
 #include "head_measure/head_summary.hpp"
 #include "head_measure/head_weight_bound.hpp"
 #include "head_measure/row_recorder.hpp"
@@ -132,8 +133,8 @@ public:
   }
   std::vector<runner::ParamSpec> parameters() const override {
     // A sharp-train-text model (FILE.h5 = every model of the file, FILE.h5#ID = one), or `none`.
-    runner::ParamSpec checkpoint = runner::point_reference_param(
-        "checkpoint", "none", "a trained transformer (FILE.h5 or FILE.h5#ID) instead of a random one", kTextTrainers);
+    runner::ParamSpec checkpoint =
+        text_checkpoint_param("none", "a trained transformer (FILE.h5 or FILE.h5#ID) instead of a random one");
     checkpoint.allowed = "none (a random model) or " + checkpoint.allowed +
                          "; the random-model parameters must then keep their defaults";
     checkpoint.expand = [expand = checkpoint.expand](const std::string& item) {
@@ -147,6 +148,7 @@ public:
         runner::text_param("normaliser", "softmax", "every head's normaliser (docs/science.md#remedies)", {});
     normaliser.allowed = "normaliser specs (docs/science.md#remedies)";
     normaliser.check = normaliser_spec_error;
+    normaliser.identity = normaliser_identity;
     return {
         checkpoint,
         runner::model_fingerprint_param("checkpoint", kTextTrainers),  // which weights were scored

@@ -97,6 +97,7 @@ Value parse_scalar(const ParamSpec& spec, const std::string& item) {
     case ParamType::Real: {
       double v;
       if (!parse_real(item, v)) bad(spec, "'" + item + "' is not a finite number");
+      if (v == 0.0) v = 0.0;   // -0 is 0: one value, one point id
       // A subnormal passes every "> 0" check and then overflows the first division (spread/theta).
       if (v != 0.0 && !std::isnormal(v))
         bad(spec, "'" + item + "' is subnormal (nonzero magnitudes below 2.2250738585072014e-308 are refused)");
@@ -136,15 +137,24 @@ std::vector<std::string> written_items(const ParamSpec& spec, const std::string&
   return items;
 }
 
-void check_each(const ParamSpec& spec, const std::vector<Value>& values) {
+// Each value checked, then no value given twice: by the parameter's identity, else by value (the
+// canonical text of a parsed number). `spellings[i]` is how value i was written, for the message.
+void check_each(const ParamSpec& spec, const std::vector<Value>& values, const std::vector<std::string>& spellings) {
   for (const Value& v : values) {
     if (spec.check) {
       if (auto err = spec.check(v)) bad(spec, quoted(canonical(v)) + " " + *err);
     }
   }
-  std::set<std::string> seen;
-  for (const Value& v : values)
-    if (!seen.insert(canonical(v)).second) bad(spec, "value " + canonical(v) + " is repeated");
+  std::map<std::string, std::size_t> seen;   // identity -> first index
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const std::string key = spec.identity ? spec.identity(values[i]) : canonical(values[i]);
+    const auto [it, fresh] = seen.emplace(key, i);
+    if (fresh) continue;
+    const std::string& first = spellings[it->second];
+    if (first == spellings[i]) bad(spec, "value " + first + " is repeated");
+    bad(spec, quoted(first) + " and " + quoted(spellings[i]) + " are the same value" +
+                  (key != first && key != spellings[i] ? " (" + key + ")" : "") + ", repeated; give it once");
+  }
 }
 
 // ListRole::InsidePoint: "a,b" or "a+b" is one value "a+b" whose items were checked one by one.
@@ -153,9 +163,9 @@ std::vector<Value> parse_in_point_list(const ParamSpec& spec, const std::string&
   std::string unified = text;
   std::replace(unified.begin(), unified.end(), ',', kInPointSeparator);
   std::vector<Value> items;
-  for (const std::string& item : written_items(spec, unified, kInPointSeparator))
-    items.push_back(parse_scalar(spec, item));
-  check_each(spec, items);
+  const std::vector<std::string> written = written_items(spec, unified, kInPointSeparator);
+  for (const std::string& item : written) items.push_back(parse_scalar(spec, item));
+  check_each(spec, items, written);
   std::string joined;
   for (const Value& v : items) {
     if (!joined.empty()) joined += kInPointSeparator;
@@ -172,6 +182,7 @@ std::vector<Value> parse_values(const ParamSpec& spec, const std::string& text) 
   if (trim(text).empty()) bad(spec, "empty value");
   if (spec.list == ListRole::InsidePoint) return parse_in_point_list(spec, text);
   std::vector<Value> values;
+  std::vector<std::string> spellings;   // how each value was written ("2^4 of 2^2..2^5" in a range)
   for (const std::string& item : written_items(spec, text, ',')) {
     const auto dots = item.find("..");
     if (dots != std::string::npos && spec.type != ParamType::Text) {
@@ -180,12 +191,16 @@ std::vector<Value> parse_values(const ParamSpec& spec, const std::string& text) 
       if (!parse_power(lo, a) || !parse_power(hi, b))
         bad(spec, "range '" + item + "' must have the form 2^a..2^b");
       if (a > b) bad(spec, "range '" + item + "' is reversed (2^a..2^b needs a <= b)");
-      for (std::int64_t k = a; k <= b; ++k) values.push_back(power_of_two(spec, k, item));
+      for (std::int64_t k = a; k <= b; ++k) {
+        values.push_back(power_of_two(spec, k, item));
+        spellings.push_back("2^" + std::to_string(k) + " of " + item);
+      }
     } else {
       values.push_back(parse_scalar(spec, item));
+      spellings.push_back(item);
     }
   }
-  check_each(spec, values);
+  check_each(spec, values, spellings);
   if (spec.list == ListRole::SingleValue && values.size() != 1)
     bad(spec, "takes exactly one value, got " + std::to_string(values.size()));
   return values;

@@ -98,7 +98,7 @@ std::string make_help(const Experiment& e, const std::vector<ParamSpec>& params)
   row("--overwrite", "replace PATH.h5 even when it holds another configuration or is no sharp result, and clear "
       "leftover point files of another configuration");
   row("--break-lock", "take the lock PATH.h5.lock (or a shard's) even when it names a run on another host; only "
-      "when that run is gone (docs/architecture.md#locking)");
+      "when that run is gone (a holder alive on this host is never broken; docs/architecture.md#locking)");
   row("--checkpoint-every S", "seconds between checkpoints of long points [default 600]");
   row("--describe", "print the parameters and declared outputs as JSON and stop");
   row("--help", "this text");
@@ -140,7 +140,8 @@ double parse_seconds(const std::string& s) {
 
 // The output must be PATH.h5 in a directory we can create or write; checked before anything is
 // written so that a bad --out fails with status 2 and no file.
-void check_output_path(const std::string& out, const std::string& flag = "--out") {
+// `writable`: the run will write beside PATH.h5 (not --status, which only reads).
+void check_output_path(const std::string& out, bool writable, const std::string& flag = "--out") {
   if (out.size() < 4 || out.substr(out.size() - 3) != ".h5")
     throw BadInput(flag + ": '" + out + "' must name an HDF5 file ending in .h5");
   fs::path p = fs::absolute(out);
@@ -156,6 +157,7 @@ void check_output_path(const std::string& out, const std::string& flag = "--out"
   if (fs::exists(fs::symlink_status(parts, ec)) && !fs::is_directory(parts, ec))
     throw BadInput(flag + ": '" + parts.string() + "' exists and is not a directory (the parts of " + out +
                    " go there); move it away or choose another " + flag);
+  if (!writable) return;
   fs::path dir = p.parent_path();
   while (!dir.empty() && !fs::exists(dir, ec)) dir = dir.parent_path();
   if (!fs::is_directory(dir, ec))
@@ -374,9 +376,9 @@ Invocation parse_command_line(const Experiment& experiment, int argc, const char
     o.only_out = vm["only-out"].as<std::string>();
     if (std::filesystem::weakly_canonical(o.only_out) == std::filesystem::weakly_canonical(o.out))
       throw BadInput("--only-out: '" + o.only_out + "' is --out itself (allowed: a file of its own)");
-    if (!o.dry_run) check_output_path(o.only_out, "--only-out");
+    if (!o.dry_run) check_output_path(o.only_out, !o.status, "--only-out");
   }
-  if (!o.dry_run) check_output_path(o.out);
+  if (!o.dry_run) check_output_path(o.out, !o.status);   // --status reads: a read-only location will do
   inv.grid.emplace(std::move(grid));
   return inv;
 }

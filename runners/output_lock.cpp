@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 
 #include "core/errors.hpp"
@@ -54,18 +55,45 @@ void write_holder(int fd, const std::string& text) {
 
 bool alive_here(long pid) { return pid > 0 && (::kill(pid_t(pid), 0) == 0 || errno == EPERM); }
 
+// A holder that names a live process of this host: never taken over, not even with --break-lock
+// (which is for holders that cannot be checked, on another host).
+bool alive_on_this_host(const LockHolder& h) { return h.host == this_host() && alive_here(h.pid); }
+
+// Opens (creating) the lock file itself, never a file a symbolic link points to: the run writes its
+// name into the lock, and through a link it would overwrite whatever the link names.
+int open_lock_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0 && errno == ELOOP) {
+    std::error_code ec;
+    const std::string target = std::filesystem::read_symlink(path, ec).string();
+    throw BadInput("the lock file " + path + " is a symbolic link" + (ec ? "" : " to " + target) +
+                   "; a run writes its lock only into a file of its own: remove the link (rm " + path + "), then rerun");
+  }
+  if (fd < 0) throw BadInput("cannot create the lock file " + path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw BadInput("the lock file " + path + " is not a regular file; remove it, then rerun");
+  }
+  return fd;
+}
+
 // The file at `path` is still the one `fd` has open (not unlinked and replaced by a releaser).
 bool same_file(int fd, const std::string& path) {
   struct stat a {}, b {};
   return ::fstat(fd, &a) == 0 && ::stat(path.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-[[noreturn]] void refuse(const LockHolder& h, const std::string& what, const std::string& path) {
+[[noreturn]] void refuse(const LockHolder& h, const std::string& what, const std::string& path, bool break_lock) {
   if (h.host.empty())
     throw BadInput(what + " is in use by another run (lock " + path + "); wait for it to finish, then rerun");
   if (h.host != this_host())
     throw BadInput(what + " is in use by " + h.describe() + " (lock " + path + "); if that run is gone (its node "
                    "died), rerun with --break-lock");
+  if (break_lock && alive_on_this_host(h))
+    throw BadInput(what + " is in use by " + h.describe() + " (lock " + path + "), which is alive on this host: "
+                   "--break-lock takes only the lock of a run that is gone; wait for it or stop it (kill " +
+                   std::to_string(h.pid) + "), then rerun the same command to resume");
   throw BadInput(what + " is in use by " + h.describe() + " (lock " + path + "); wait for it or stop it, then "
                  "rerun the same command to resume");
 }
@@ -94,8 +122,7 @@ OutputLock::OutputLock(const std::string& path, const std::string& what, const s
     : path_(path) {
   const std::string mine = holder_text(command);
   for (int attempt = 0; attempt < 20; ++attempt) {
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) throw BadInput("cannot create the lock file " + path + ": " + std::strerror(errno));
+    const int fd = open_lock_file(path);
     if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
       if (!same_file(fd, path)) {  // released and removed between our open and flock: try again
         ::close(fd);
@@ -116,24 +143,25 @@ OutputLock::OutputLock(const std::string& path, const std::string& what, const s
     if (err == EWOULDBLOCK) {
       ::close(fd);
       // Held, but by a dead process of this host (a child that inherited the descriptor), or
-      // the user breaks it: replace the file, whose old lock then guards nothing.
+      // the user breaks it (unless it is alive here): replace the file, whose old lock then guards nothing.
       const bool dead_here = holder.host == this_host() && holder.pid > 0 && !alive_here(holder.pid);
-      if (dead_here || break_lock) {
+      if (dead_here || (break_lock && !alive_on_this_host(holder))) {
         if (break_lock && !dead_here)
           std::fprintf(stderr, "breaking the lock %s of %s\n", path.c_str(), holder.describe().c_str());
         ::unlink(path.c_str());
         break_lock = false;
         continue;
       }
-      refuse(holder, what, path);
+      refuse(holder, what, path, break_lock);
     }
     // No flock on this file system (some network file systems): the file's text is the lock.
     flock_works_ = false;
     const bool free = holder.host.empty() || holder.pid == ::getpid() ||
-                      (holder.host == this_host() && !alive_here(holder.pid)) || break_lock;
+                      (holder.host == this_host() && !alive_here(holder.pid)) ||
+                      (break_lock && !alive_on_this_host(holder));
     if (!free) {
       ::close(fd);
-      refuse(holder, what, path);
+      refuse(holder, what, path, break_lock);
     }
     write_holder(fd, mine);
     fd_ = fd;
@@ -149,7 +177,7 @@ OutputLock::~OutputLock() {
 }
 
 bool lock_is_held(const std::string& path, LockHolder* holder) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return false;
   bool held = false;
   if (::flock(fd, LOCK_SH | LOCK_NB) == 0) {

@@ -5,7 +5,8 @@
 // holder dies; the file also names its holder (pid, host, start time, command) for the message
 // that refuses a second run (exit 2). A lock file whose holder is a dead process of this host is
 // taken over; one naming another host is refused with how to clear it (--break-lock), since a
-// process there cannot be checked from here.
+// process there cannot be checked from here. --break-lock never takes the lock of a holder alive on
+// this host, and a lock file that is a symbolic link (or not a regular file) is refused, exit 2.
 #include <optional>
 #include <string>
 
@@ -25,7 +26,8 @@ std::string lock_path(const std::string& out, std::optional<std::pair<int, int>>
 class OutputLock {
 public:
   // Takes the lock or throws BadInput naming the holder and what to do. `what` names the run in
-  // messages ("--out results/b.h5"); `break_lock` replaces a lock file held by anyone.
+  // messages ("--out results/b.h5"); `break_lock` replaces a lock file held by anyone but a live
+  // process of this host.
   OutputLock(const std::string& path, const std::string& what, const std::string& command, bool break_lock);
   ~OutputLock();  // releases the lock and removes the file
   OutputLock(const OutputLock&) = delete;

@@ -39,6 +39,11 @@ struct ParamSpec {
   std::vector<std::string> choices;  // Text parameters: the allowed words (empty = any)
   // Returns an error text ("must be > 0") when a single value is invalid.
   std::function<std::optional<std::string>(const Value&)> check;
+  // Optional: the text two values share when they mean the same (e.g. a normaliser spec's canonical
+  // text with defaults filled, so softmax and softmax:beta=1 are one). A list that gives one value
+  // twice is refused, naming both spellings; without it values compare by value (numbers: 0 and -0
+  // are one, 16 and 2^4 are one) and text as written.
+  std::function<std::string(const Value&)> identity;
   ListRole list = ListRole::GridAxis;
   // Optional: one written item stands for several values, e.g. a training file for every model in
   // it (FILE.h5 -> FILE.h5#ID1, FILE.h5#ID2). Applied to every item of the list (and to the default)

@@ -65,6 +65,10 @@ ResultFile ResultFile::open(const std::string& path, const std::vector<std::stri
       throw BadInput(quoted(path) + " is not a complete result file (rerun the command that makes it to finish it)");
     auto file = std::make_shared<h5::File>(h5::File::open_read(path));
     const h5::Group& root = file->root();
+    // A point file of PATH.h5.parts/ (runners/point_file.hpp) is not a result: say so, not "no /config".
+    if (root.has_attr("fingerprint") && root.exists("params") && !root.exists("points"))
+      throw BadInput(quoted(path) + " is a part file of an unfinished run, not a merged result; finish the run "
+                     "(rerun its command, or --merge-only) and give the merged FILE.h5 (or FILE.h5#ID for one point)");
     const std::string schema = root.has_attr("schema") ? root.attr_string("schema") : "?";
     if (schema != kSchema) throw BadInput(quoted(path) + " is of schema '" + schema + "', not " + kSchema);
     r.experiment_ = root.has_attr("experiment") ? root.attr_string("experiment") : "?";

@@ -6,7 +6,8 @@
 // as text, or as the markdown tables of docs/science.md#remedies and #learned-scalars.
 // Bad input (a non-numeric token, NaN, +inf, an empty or fully masked row, a bad spec) gets one line
 // on stderr naming the line/column or the parameter, exit status 2, and nothing written: all input
-// is read and checked first, and --output goes through a temporary file renamed into place.
+// is read and checked first, and --output goes through a temporary file renamed into place. A write
+// that fails (a full disk, /dev/full, a closed stdout) is exit status 1 naming it (checked_stdout.hpp).
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -14,7 +15,9 @@
 #include <cstdlib>
 #include <charconv>
 #include <cmath>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -24,11 +27,13 @@
 #include <string>
 #include <vector>
 
+#include "checked_stdout.hpp"
 #include "core/errors.hpp"
 #include "core/simd_isa.hpp"
 #include "normalisers/input_rows.hpp"
 #include "normalisers/normaliser.hpp"
 #include "normalisers/registry.hpp"
+#include "tool_command_line.hpp"
 
 namespace {
 
@@ -79,8 +84,13 @@ double parse_token(std::string_view token, std::size_t line, std::size_t column)
 }
 
 // Lines end with \n, \r\n or a lone \r (old Mac files, some spreadsheet exports); each row is then
-// checked as every front end checks rows (normalisers/input_rows.hpp).
-Rows parse_rows(const std::string& text) {
+// checked as every front end checks rows (normalisers/input_rows.hpp). What editors add is accepted:
+// a UTF-8 byte order mark at the start, blank lines after the last row (a blank line before a row is
+// still an empty row: it would shift every later row's place; so is an input of blank lines only).
+Rows parse_rows(std::string_view text) {
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+  const std::size_t last = text.find_last_not_of(" \t\r\n\v\f");
+  if (last != std::string_view::npos) text = text.substr(0, last + 1);
   Rows rows;
   rows.offsets.push_back(0);
   std::size_t line = 0, pos = 0;
@@ -155,17 +165,33 @@ std::string normalise(const sharp::norm::Normaliser& nz, const Rows& rows, bool 
   return out;
 }
 
+// --output's directory exists (bad input otherwise, said before any work): a missing one would fail
+// only at the write, as "cannot create" without the reason.
+void check_output_directory(const std::string& path) {
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) return;
+  std::error_code ec;
+  const auto status = std::filesystem::status(dir, ec);
+  if (!std::filesystem::exists(status))
+    throw BadInput("--output '" + path + "': the directory '" + dir.string() + "' does not exist (create it, or "
+                   "write elsewhere)");
+  if (!std::filesystem::is_directory(status))
+    throw BadInput("--output '" + path + "': '" + dir.string() + "' is not a directory");
+}
+
 // Writes `text` to `path` atomically: a temporary file in the same directory, renamed over `path`.
 void write_file_atomically(const std::string& path, const std::string& text) {
   const std::string temp = path + ".tmp." + std::to_string(::getpid());
   {
+    errno = 0;
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot create '" + temp + "'");
+    if (!out) throw std::runtime_error("cannot create '" + temp + "': " + std::strerror(errno));
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
     out.flush();
     if (!out) {
+      const int err = errno;
       std::filesystem::remove(temp);
-      throw std::runtime_error("cannot write '" + temp + "'");
+      throw std::runtime_error("cannot write '" + temp + "': " + std::strerror(err));
     }
   }
   std::error_code ec;
@@ -246,8 +272,9 @@ int main(int argc, char** argv) {
   po::options_description options(
       "Usage: sharp-normalise --normaliser NORMALISER [--input FILE] [--output FILE] [--entropy]\n"
       "Each input line is one row of whitespace-separated logits (-inf = masked entry); lines end with\n"
-      "LF, CR LF or CR. A logit below the smallest double in magnitude (1e-400) underflows to 0 (or a\n"
-      "subnormal); one beyond the largest double (1e400), and a row spanning more than it, is an error.\n"
+      "LF, CR LF or CR; a UTF-8 byte order mark and blank lines after the last row are ignored.\n"
+      "A logit below the smallest double in magnitude (1e-400) underflows to 0 (or a subnormal); one\n"
+      "beyond the largest double (1e400), and a row spanning more than it, is an error.\n"
       "Writes the probabilities, same layout, 17 significant digits.\n"
       "NORMALISER: name[:key=value...] with name one of " + sharp::norm::normaliser_names_text() + ",\n"
       "e.g. " + examples() + "\n(docs/science.md#remedies; --list for their parameters).\nOptions");
@@ -262,28 +289,23 @@ int main(int argc, char** argv) {
       ("help", "this help");
   try {
     po::variables_map vm;
-    const po::parsed_options parsed = po::command_line_parser(argc, argv).options(options).run();
-    // A word that belongs to no flag ("... softmax logits.txt") would be dropped and stdin read.
-    for (const po::option& o : parsed.options)
-      if (o.position_key >= 0 || o.string_key.empty())
-        throw BadInput("unexpected word '" + (o.value.empty() ? std::string() : o.value.front()) +
-                       "' on the command line (an input file is given with --input FILE)");
-    po::store(parsed, vm);
+    po::store(sharp::tools::parse_command_line(argc, argv, options, "an input file is given with --input FILE"), vm);
     if (vm.count("help")) {
-      std::cout << options << "\n";
+      sharp::tools::print_help(options);
       return 0;
     }
     po::notify(vm);
     if (vm.count("list")) {
-      if (list_format == "text") std::cout << list_text();
-      else if (list_format == "markdown") std::cout << list_markdown();
-      else if (list_format == "markdown-learnable") std::cout << list_markdown_learnable();
+      if (list_format == "text") sharp::tools::print_stdout(list_text());
+      else if (list_format == "markdown") sharp::tools::print_stdout(list_markdown());
+      else if (list_format == "markdown-learnable") sharp::tools::print_stdout(list_markdown_learnable());
       else throw BadInput("--list " + list_format + ": unknown format (allowed: text, markdown, markdown-learnable)");
       return 0;
     }
     if (spec_text.empty()) throw BadInput("--normaliser is required (a spec such as softmax or entmax:alpha=1.5; see --help)");
     sharp::active_simd_isa();   // a bad SHARP_SIMD is bad input (core/simd_isa.hpp)
     const auto nz = sharp::norm::make_normaliser(spec_text);
+    if (!output.empty() && output != "-") check_output_directory(output);
 
     std::string text;
     if (input.empty() || input == "-") {
@@ -295,8 +317,7 @@ int main(int argc, char** argv) {
     }
     const std::string result = normalise(*nz, parse_rows(text), entropy_only);
     if (output.empty() || output == "-") {
-      std::fwrite(result.data(), 1, result.size(), stdout);
-      if (std::fflush(stdout) != 0) throw std::runtime_error("cannot write to stdout");
+      sharp::tools::print_stdout(result);
     } else {
       write_file_atomically(output, result);
     }

@@ -3,14 +3,20 @@
 // (--algorithm A --length N [--seed S --index I --count C]) or from a given input (--keys, --target,
 // --s/--f, --priority/--value) so that published examples can be reproduced character for character. These are samples
 // generated in the CLRS-Text format, not the released CLRS-Text data (stderr says so once).
-// Bad input: one line on stderr, exit status 2, nothing on stdout.
+// A given input obeys the token cap of drawn samples (kMaxSampleTokens), checked before its trace is run.
+// Bad input: one line on stderr, exit status 2, nothing on stdout. A write that fails (a full disk,
+// /dev/full, a closed stdout) is exit status 1 naming it (checked_stdout.hpp).
 #include <boost/program_options.hpp>
+#include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "checked_stdout.hpp"
 #include "core/errors.hpp"
+#include "tool_command_line.hpp"
 #include "text/sample.hpp"
 #include "text/tokeniser.hpp"
 
@@ -37,12 +43,35 @@ std::vector<Milli> parse_list(const std::string& flag, const std::string& text) 
   return out;
 }
 
+// --seed, --index, --count: a non-negative integer below 2^64, digits only ("-1" would wrap around).
+std::uint64_t parse_unsigned(const std::string& flag, const std::string& text) {
+  std::uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || text.front() == '-' || text.front() == '+' || ec != std::errc() || end != text.data() + text.size())
+    throw BadInput("--" + flag + " '" + text + "' is not an integer in 0.." + std::to_string(UINT64_MAX));
+  return v;
+}
+
+// Why a given input may not be rendered, before its trace is run: more items than any drawn sample has,
+// or an upper bound of its tokens past twice the cap (the bound assumes numbers of 5 characters, a
+// given one has up to 8; the rendered sample is then counted exactly).
+std::string given_input_refusal(Algorithm a, const TaskInput& in, bool trace) {
+  const std::size_t n = std::max({in.key.size(), in.s.size(), in.f.size(), in.priority.size(), in.value.size()});
+  const std::string what = std::string(algorithm_name(a)) + (trace ? " with trace" : "") + " on " + std::to_string(n) +
+                           " given items";
+  const std::string cap = "more than the cap of " + std::to_string(kMaxSampleTokens) + " tokens of a sample";
+  if (n > 1024) return what + ": " + cap + " (at most 1024 items)";
+  const int bound = token_bound(a, int(n), trace);
+  if (bound > 2 * kMaxSampleTokens) return what + ": up to " + std::to_string(bound) + " tokens, " + cap;
+  return {};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string algorithm, keys, s_list, f_list, target, priority_list, value_list;
   int length = 0;
-  std::uint64_t seed = 0, index = 0, count = 1;
+  std::string seed_text = "0", index_text = "0", count_text = "1";
   bool trace = false, tokens = false;
   po::options_description options(
       "Usage: sharp-text-sample --algorithm A (--length N | --keys K1,K2,... [--target T] | --s ... --f ... |\n"
@@ -56,10 +85,11 @@ int main(int argc, char** argv) {
       ("algorithm", po::value(&algorithm), "algorithm name")
       ("length", po::value(&length), "number of keys (activities) to draw")
       ("trace", po::bool_switch(&trace), "with the algorithm's trace (initial_trace in the prompt)")
-      ("seed", po::value(&seed), "seed of the draw (default 0)")
-      ("index", po::value(&index), "index of the first sample (default 0)")
-      ("count", po::value(&count), "number of consecutive samples (default 1)")
-      ("keys", po::value(&keys), "comma-separated keys instead of a draw (at most 3 decimals)")
+      ("seed", po::value(&seed_text), "seed of the draw, 0..2^64-1 (default 0)")
+      ("index", po::value(&index_text), "index of the first sample, 0..2^64-1 (default 0)")
+      ("count", po::value(&count_text), "number of consecutive samples, 1..100000, not past index 2^64-1 (default 1)")
+      ("keys", po::value(&keys), "comma-separated keys instead of a draw (at most 3 decimals; the sample at most "
+                                 "2048 tokens, as drawn ones)")
       ("target", po::value(&target), "binary_search: the target, with --keys")
       ("s", po::value(&s_list), "activity_selector: start times, with --f")
       ("f", po::value(&f_list), "activity_selector: finish times, with --s")
@@ -68,17 +98,24 @@ int main(int argc, char** argv) {
       ("tokens", po::bool_switch(&tokens), "print the token ids, one sample per line, instead of the text");
   try {
     po::variables_map vm;
-    po::store(po::command_line_parser(argc, argv).options(options).run(), vm);
+    po::store(sharp::tools::parse_command_line(argc, argv, options,
+                                               "every value follows its flag, e.g. --algorithm minimum; see --help"),
+              vm);
     po::notify(vm);
     if (vm.count("help")) {
-      std::cout << options << '\n';
+      sharp::tools::print_help(options);
       return 0;
     }
     if (algorithm.empty()) throw BadInput("--algorithm is required (one of " + algorithm_names() + ")");
     const Algorithm a = parse_algorithm(algorithm);
     const bool given = vm.count("keys") || vm.count("s") || vm.count("f") || vm.count("target") ||
                        vm.count("priority") || vm.count("value");
+    const std::uint64_t seed = parse_unsigned("seed", seed_text), index = parse_unsigned("index", index_text);
+    const std::uint64_t count = parse_unsigned("count", count_text);
     if (count < 1 || count > 100000) throw BadInput("--count must be in 1..100000");
+    if (count - 1 > UINT64_MAX - index)
+      throw BadInput("--index " + index_text + " --count " + count_text + ": the indices would run past the last one, " +
+                     std::to_string(UINT64_MAX) + " (lower --index or --count)");
     std::vector<Sample> samples;
     if (given) {
       if (vm.count("length") || vm.count("seed") || vm.count("index") || vm.count("count")) {
@@ -109,7 +146,13 @@ int main(int argc, char** argv) {
           throw BadInput("--target is for binary_search only");
         }
       }
+      if (const std::string refusal = given_input_refusal(a, in, trace); !refusal.empty()) throw BadInput(refusal);
       samples.push_back(render(a, in, trace));
+      const std::size_t tokens_used = tokenise(samples.back().text()).size();
+      if (tokens_used > std::size_t(kMaxSampleTokens))
+        throw BadInput(std::string(algorithm_name(a)) + (trace ? " with trace" : "") + ": the given input makes " +
+                       std::to_string(tokens_used) + " tokens, more than the cap of " + std::to_string(kMaxSampleTokens) +
+                       " tokens of a sample (give fewer or shorter numbers)");
     } else {
       if (!vm.count("length")) throw BadInput("give --length N (or the input with --keys / --s --f)");
       const std::string refusal = length_refusal(a, length, trace);
@@ -120,12 +163,18 @@ int main(int argc, char** argv) {
     for (const Sample& s : samples) {
       if (tokens) {
         const auto ids = tokenise(s.text());
-        for (std::size_t i = 0; i < ids.size(); ++i) std::cout << (i ? " " : "") << ids[i];
-        std::cout << '\n';
+        std::string line;
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+          if (i) line += ' ';
+          line += std::to_string(ids[i]);
+        }
+        line += '\n';
+        sharp::tools::write_stdout(line);
       } else {
-        std::cout << s.text();
+        sharp::tools::write_stdout(s.text());
       }
     }
+    sharp::tools::finish_stdout();
     return 0;
   } catch (const BadInput& e) {
     std::cerr << "sharp-text-sample: " << e.what() << '\n';

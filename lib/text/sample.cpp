@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/errors.hpp"
 #include "random/counter_rng.hpp"
@@ -100,19 +101,23 @@ Sample render(Algorithm a, const TaskInput& input, bool trace) {
   return s;
 }
 
-int token_bound(Algorithm a, int n, bool trace) {
-  const int number = a == Algorithm::find_maximum_subarray_kadane ? 6 : 5;  // "-0.999", "0.999"
-  const int array = 2 + n * number + (n - 1);
-  const int name_tokens = 1 + 2;  // algorithm name, ":\n"
-  int inputs = 0, state = 0, states = 0, output = 0;
-  const int h = static_cast<int>(std::floor(std::log2(n)));
+int token_bound(Algorithm a, int length, bool trace) {
+  // In doubles (exact below 2^53) and saturated: a given input (sharp-text-sample --keys) may have any
+  // number of keys, and a sorting trace's states * state overflow an int from a few hundred keys on.
+  const double n = length;
+  const double number = a == Algorithm::find_maximum_subarray_kadane ? 6 : 5;  // "-0.999", "0.999"
+  const double array = 2 + n * number + (n - 1);
+  const double name_tokens = 1 + 2;  // algorithm name, ":\n"
+  double inputs = 0, state = 0, states = 0, output = 0;
+  const double h = std::floor(std::log2(std::max(n, 1.0)));
+  const auto bounded = [](double tokens) { return int(std::min(tokens, double(std::numeric_limits<int>::max()))); };
   switch (a) {
     case Algorithm::minimum:
-      inputs = 2 + array; state = digits(n - 1); states = n; output = state; break;
+      inputs = 2 + array; state = digits(length - 1); states = n; output = state; break;
     case Algorithm::binary_search:
-      inputs = 2 + array + 4 + number; state = 4 + 2 * digits(n - 1); states = h + 3; output = state; break;
+      inputs = 2 + array + 4 + number; state = 4 + 2 * digits(length - 1); states = h + 3; output = state; break;
     case Algorithm::find_maximum_subarray_kadane:
-      inputs = 2 + array; state = 4 + 2 * digits(n - 1); states = n; output = state; break;
+      inputs = 2 + array; state = 4 + 2 * digits(length - 1); states = n; output = state; break;
     case Algorithm::activity_selector:
       inputs = 2 * (2 + array) + 2; state = 2 + n + (n - 1); states = n + 1; output = state; break;
     case Algorithm::insertion_sort:
@@ -125,13 +130,13 @@ int token_bound(Algorithm a, int n, bool trace) {
       // sorted input is the worst case: partitions of n, n - 1, ..., 2 keys, one state per comparison and pivot swap
       inputs = 2 + array; state = array; states = n * (n + 1) / 2 - 1; output = array; break;
     case Algorithm::max_value:  // "priority: [..], value: [..]" and one number; no trace
-      return name_tokens + 3 + array + 5 + array + 1 + 8 + number + 2;
+      return bounded(name_tokens + 3 + array + 5 + array + 1 + 8 + number + 2);
   }
-  const int names = 8;  // the output names line, at most 8 tokens ("(best_low, best_high):\n")
-  if (!trace) return name_tokens + inputs + 1 + names + output + 2;
-  const int question = name_tokens + inputs + 3 + state + 1 + 4 + names;
-  const int answer = states * (state + 2) + 3 + output + 2;
-  return question + answer;
+  const double names = 8;  // the output names line, at most 8 tokens ("(best_low, best_high):\n")
+  if (!trace) return bounded(name_tokens + inputs + 1 + names + output + 2);
+  const double question = name_tokens + inputs + 3 + state + 1 + 4 + names;
+  const double answer = states * (state + 2) + 3 + output + 2;
+  return bounded(question + answer);
 }
 
 std::string length_refusal(Algorithm a, int length, bool trace) {

@@ -40,6 +40,7 @@ inline constexpr int kQuadraticTraceLengths[] = {4, 5, 10};
 
 // An upper bound on a sample's token count at this length (every number at its widest, the most
 // states the algorithm can record), so that whether a length is allowed does not depend on the draw.
+// Any length >= 1 (a given input's key count); saturates at INT_MAX rather than overflow.
 int token_bound(Algorithm a, int length, bool trace);
 // Empty when (algorithm, length, trace) may be drawn, else the reason it may not: length < 4 or
 // > 1024, a trace of an algorithm without one, a sorting trace at a length outside

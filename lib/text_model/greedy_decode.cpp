@@ -1,15 +1,25 @@
 #include "text_model/greedy_decode.hpp"
 
+#include <algorithm>
+
 #include "core/errors.hpp"
 #include "transformer/decoder.hpp"
 
 namespace sharp::text_model {
+
+std::size_t decoding_room(const transformer::TransformerConfig& config, std::size_t question, std::size_t budget) {
+  if (config.positional != transformer::Positional::Learned) return budget;
+  return question >= config.max_length ? 0 : std::min(budget, config.max_length - question);
+}
 
 template <class T>
 std::vector<text::Token> greedy_decode(const transformer::Transformer& model, const T* params,
                                        const std::vector<text::Token>& question, std::size_t budget,
                                        transformer::AttentionObserver* observer) {
   if (question.empty()) throw BadInput("greedy decoding needs a question of at least one token");
+  // Past a learned table's last row the model has no position to give a token: the answer stops there.
+  budget = decoding_room(model.config(), question.size(), budget);
+  if (budget == 0) return {};
   transformer::Decoder<T> decoder(model, params, question.size() + budget);
   std::vector<T> logits(model.config().vocab);
   for (text::Token t : question) decoder.push(t, logits.data(), observer);

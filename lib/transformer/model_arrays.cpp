@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <variant>
 
 #include "core/errors.hpp"
 
@@ -32,14 +33,19 @@ std::map<std::string, ShapedArray> model_arrays(const TransformerLayout& layout,
 
 template <class T>
 std::vector<T> params_from_arrays(const TransformerLayout& layout, const std::map<std::string, ShapedArray>& tensors) {
-  std::vector<T> params(layout.params.size());
+  // Every tensor present with its shape before the buffer is sized: a layout described by a damaged
+  // file (layers 10^9) must be refused, not allocated.
   for (const nn::TensorInfo& t : layout.params.tensors()) {
     const auto it = tensors.find(t.name);
     if (it == tensors.end()) throw BadInput("model arrays: no tensor '" + kParamPrefix + t.name + "'");
-    const std::vector<double> values = values_of(it->second);
-    if (it->second.shape != t.shape || values.size() != t.size())
+    const std::size_t count = std::visit([](const auto& v) { return v.size(); }, it->second.data);
+    if (it->second.shape != t.shape || count != t.size())
       throw BadInput("model arrays: tensor '" + kParamPrefix + t.name + "' has shape " + shape_text(it->second.shape) +
                      ", the model needs " + shape_text(t.shape));
+  }
+  std::vector<T> params(layout.params.size());
+  for (const nn::TensorInfo& t : layout.params.tensors()) {
+    const std::vector<double> values = values_of(tensors.at(t.name));
     for (std::size_t j = 0; j < t.size(); ++j) {
       const double v = values[j];
       if (!std::isfinite(v) || (sizeof(T) == sizeof(float) && double(float(v)) != v))

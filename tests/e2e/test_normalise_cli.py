@@ -146,7 +146,7 @@ def test_bad_input():
         (["--normaliser", "softmax"], "1 2\n3 nan\n", ["line 2", "NaN"]),
         (["--normaliser", "softmax"], "1 2\n3 inf\n", ["line 2", "+inf"]),
         (["--normaliser", "softmax"], "1 2\n\n3\n", ["line 2", "empty row"]),
-        (["--normaliser", "softmax"], "1 2\n   \n", ["line 2", "empty row"]),
+        (["--normaliser", "softmax"], "1 2\n   \n3\n", ["line 2", "empty row"]),   # blank lines at the end are accepted
         (["--normaliser", "softmax"], "-inf -inf\n", ["line 1", "masked"]),
         (["--normaliser", "softmix"], "1 2\n", ["unknown normaliser 'softmix'"]),
         (["--normaliser", "topk:j=2"], "1 2\n", ["unknown parameter 'j'"]),

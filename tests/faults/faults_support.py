@@ -1,7 +1,9 @@
 """Shared pieces of the fault tests (tests/faults): the e2e harness, plus a memory cap for a run that
-must be refused before it allocates anything, and a check that a refused run wrote nothing."""
+must be refused before it allocates anything, a check that a refused run wrote nothing, and whether a
+private tmpfs (a tiny disk to fill) can be mounted."""
 import os
 import resource
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
@@ -24,3 +26,14 @@ def listing(directory):
         for name in dirs + files:
             found.append(os.path.relpath(os.path.join(root, name), directory))
     return sorted(found)
+
+
+def namespaces_allowed():
+    """(True, "") when a private tmpfs can be mounted (unshare -m, mount), else (False, the reason):
+    the full-disk tests fill such a disk, which nothing outside the test sees."""
+    try:
+        p = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt && umount /mnt"],
+                           capture_output=True, timeout=30)
+        return p.returncode == 0, p.stderr.decode(errors="replace").strip()
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return False, str(e)

@@ -10,18 +10,9 @@ import textwrap
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from faults_support import BIN, ResultDirCase, run  # noqa: E402
+from faults_support import BIN, ResultDirCase, namespaces_allowed, run  # noqa: E402
 
 GRID = ["--n", "2^2..2^5", "--spread", "1,2,3,4,5,6,7,8,9,10", "--threads", "1", "--quiet"]
-
-
-def namespaces_allowed():
-    try:
-        p = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt && umount /mnt"],
-                           capture_output=True, timeout=30)
-        return p.returncode == 0, p.stderr.decode(errors="replace").strip()
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return False, str(e)
 
 
 class DiskFull(ResultDirCase):

@@ -121,6 +121,40 @@ TEST(GreedyDecode, StopsAtTheBlankLine) {
   EXPECT_THROW(text_model::greedy_decode(model, p.data(), std::vector<Token>{}, 4), BadInput);
 }
 
+// A learned positional table of max_length rows bounds the sequence (issue 26 item 9): decoding
+// stops at the table's end, question plus generated tokens = max_length, with the tokens a longer
+// table would give up to there; a question that fills the table gets none. Other schemes are unbounded.
+TEST(GreedyDecode, StopsAtTheEndOfALearnedPositionTable) {
+  const text::Sample s = text::draw_sample(1, text::Algorithm::minimum, 4, 0, false);
+  const std::vector<Token> question = text::tokenise(s.question);
+  const std::size_t q = question.size();
+  transformer::TransformerConfig wide = text_config(transformer::Positional::Learned, "softmax");
+  wide.max_length = q + 30;
+  transformer::TransformerConfig narrow = wide;
+  narrow.max_length = q + 3;
+  const transformer::Transformer wide_model(wide), narrow_model(narrow);
+  const std::vector<double> p = random_params<double>(wide_model, 5);
+  // The narrow table is the wide one's first rows: the same model up to position q + 3.
+  std::vector<double> narrow_p(narrow_model.parameter_count());
+  const auto& W = wide_model.layout();
+  const auto& N = narrow_model.layout();
+  for (const nn::TensorInfo& t : N.params.tensors())
+    for (const nn::TensorInfo& u : W.params.tensors())
+      if (u.name == t.name) std::copy(p.begin() + u.offset, p.begin() + u.offset + t.size(), narrow_p.begin() + t.offset);
+  const std::vector<Token> full = text_model::greedy_decode(wide_model, p.data(), question, 30);
+  ASSERT_GT(full.size(), 3u) << "the model stopped early: pick another seed";
+  const std::vector<Token> cut = text_model::greedy_decode(narrow_model, narrow_p.data(), question, 30);
+  EXPECT_EQ(cut, std::vector<Token>(full.begin(), full.begin() + 3));
+  EXPECT_EQ(text_model::decoding_room(narrow, q, 30), 3u);
+  EXPECT_EQ(text_model::decoding_room(narrow, q, 2), 2u);
+  narrow.max_length = q;
+  EXPECT_EQ(text_model::decoding_room(narrow, q, 30), 0u);
+  narrow.max_length = q - 1;
+  const transformer::Transformer too_short(narrow);
+  EXPECT_TRUE(text_model::greedy_decode(too_short, random_params<double>(too_short, 5).data(), question, 30).empty());
+  EXPECT_EQ(text_model::decoding_room(text_config(transformer::Positional::Rope, "softmax"), 5000, 30), 30u);
+}
+
 // The answer rows are the question's last row and every pushed generated token's: their entropy and
 // δ per head equal those rows of a full forward pass (RowRecorder) over question + answer minus its
 // last token; the question's earlier rows are left out.

@@ -312,6 +312,22 @@ TEST(TextFormat, LengthRulesFollowClrsTextAndTheTokenCap) {
   }
 }
 
+// A given input (sharp-text-sample --keys) may have any number of keys: the bound grows with it and
+// saturates, never wraps to a small or negative count that would pass the cap (issue 26 item 10).
+TEST(TextFormat, TokenBoundSaturatesForAnyLength) {
+  for (Algorithm a : kAlgorithms)
+    for (bool trace : {false, true}) {
+      int previous = 0;
+      for (int n : {1, 2, 100, 400, 1024, 100000, 1 << 30}) {
+        const int bound = token_bound(a, n, trace);
+        EXPECT_GE(bound, previous) << algorithm_name(a) << " at " << n;
+        previous = bound;
+      }
+      EXPECT_GT(previous, kMaxSampleTokens);
+    }
+  EXPECT_EQ(token_bound(Algorithm::quicksort, 1 << 30, true), std::numeric_limits<int>::max());
+}
+
 TEST(TextFormat, BadInputsAreRefused) {
   EXPECT_THROW(parse_algorithm("mergesort"), sharp::BadInput);
   EXPECT_THROW(render(Algorithm::binary_search, keys(milli({"0.5", "0.1", "0.7", "0.8"})), false), sharp::BadInput);
