@@ -142,6 +142,40 @@ TEST_F(H5Test, ReadConvertsBetweenNumericTypes) {
   EXPECT_EQ(root.read<std::int32_t>("whole"), (std::vector<std::int32_t>{1, -2, 255}));
 }
 
+// Large arrays are stored chunked and deflated (what lets a paper-scale run ship); small ones stay
+// contiguous. Either way the values read back exactly, at the boundary size as well.
+TEST_F(H5Test, LargeArraysAreCompressedAndReadBackExactly) {
+  const std::string file = path("compressed.h5");
+  std::vector<std::int64_t> flags(100000, 0);
+  for (std::size_t i = 0; i < flags.size(); i += 7) flags[i] = 1;
+  std::vector<double> below(1023, 0.25), at(1024, 0.25);
+  {
+    h5::File f = h5::File::create(file);
+    f.root().write("flags", flags);
+    f.root().write("below", below);
+    f.root().write("at", at);
+  }
+  auto layout_and_size = [&](const char* name) {
+    hid_t fid = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t did = H5Dopen2(fid, name, H5P_DEFAULT);
+    hid_t dcpl = H5Dget_create_plist(did);
+    std::pair<H5D_layout_t, hsize_t> out{H5Pget_layout(dcpl), H5Dget_storage_size(did)};
+    H5Pclose(dcpl);
+    H5Dclose(did);
+    H5Fclose(fid);
+    return out;
+  };
+  auto [flags_layout, flags_bytes] = layout_and_size("flags");
+  EXPECT_EQ(flags_layout, H5D_CHUNKED);
+  EXPECT_LT(flags_bytes, flags.size() * sizeof(std::int64_t) / 10);  // 0/1 flags: > 10x smaller
+  EXPECT_EQ(layout_and_size("below").first, H5D_CONTIGUOUS);
+  EXPECT_EQ(layout_and_size("at").first, H5D_CHUNKED);
+  h5::File f = h5::File::open_read(file);
+  EXPECT_EQ(f.root().read<std::int64_t>("flags"), flags);
+  EXPECT_EQ(f.root().read<double>("below"), below);
+  EXPECT_EQ(f.root().read<double>("at"), at);
+}
+
 TEST_F(H5Test, LossyConversionsThrowInsteadOfClipping) {
   h5::File f = h5::File::create(path("lossy.h5"));
   h5::Group& root = f.root();
