@@ -82,17 +82,19 @@ std::size_t product(const std::vector<hsize_t>& dims) {
 // writes the same bytes for the same input, so files stay reproducible.
 constexpr std::size_t kCompressFrom = 1024;
 constexpr std::size_t kChunkElements = std::size_t(1) << 20;
+constexpr unsigned kDeflateLevel = 4;
 
 // The dataset creation list: default (contiguous) for small arrays and scalars, else chunks of
 // whole trailing rows up to kChunkElements elements. An invalid handle (< 0) on failure.
 Handle creation_list(const std::vector<hsize_t>& dims) {
   Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   if (dcpl.get() < 0 || dims.empty() || product(dims) < kCompressFrom) return dcpl;
+  // Every extent is >= 1 here (product >= kCompressFrom), so the row is never empty.
+  const std::size_t row = product(dims) / std::size_t(dims[0]);
   std::vector<hsize_t> chunk(dims);
-  std::size_t row = product(dims) / std::size_t(dims[0]);
-  chunk[0] = hsize_t(std::max<std::size_t>(1, std::min<std::size_t>(dims[0], kChunkElements / std::max<std::size_t>(row, 1))));
+  chunk[0] = hsize_t(std::clamp<std::size_t>(kChunkElements / row, 1, std::size_t(dims[0])));
   if (H5Pset_chunk(dcpl.get(), int(chunk.size()), chunk.data()) < 0 || H5Pset_shuffle(dcpl.get()) < 0 ||
-      H5Pset_deflate(dcpl.get(), 4) < 0)
+      H5Pset_deflate(dcpl.get(), kDeflateLevel) < 0)
     return Handle();
   return dcpl;
 }

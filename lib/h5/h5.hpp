@@ -65,7 +65,8 @@ public:
   std::string file_name() const;                       // name of the file this group lives in
 
   // Numeric datasets. shape = dims, row-major; data holds product(shape) elements; shape {} is a
-  // scalar (rank 0), shape {0} an empty 1-D dataset. Stored little-endian with T's width.
+  // scalar (rank 0), shape {0} an empty 1-D dataset. Stored little-endian with T's width; arrays of
+  // 1024 elements or more chunked, shuffled and deflated (dataset.cpp), which readers never see.
   // Writing a name that already exists is an Error (HDF5 cannot reclaim the space of a replaced one).
   template <Element T>
   void write(const std::string& name, const T* data, const std::vector<std::size_t>& shape);
