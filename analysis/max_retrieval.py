@@ -163,15 +163,18 @@ class Summary:
 @dataclasses.dataclass
 class Cell:
     """One trained model at one n, pooled over the file's evaluation seeds. Per normaliser X:
-    correct[X] [S] 0/1 per sample, entropy[X] / weight_on_max[X] [S] per sample (S = samples over
-    every evaluation seed, the same sets for every X: the pairs of McNemar's test)."""
+    correct[X] [S] 0/1 per sample (S = samples over every evaluation seed, the same sets for every
+    X: the pairs of McNemar's test); entropy[X] / weight_on_max[X] [S] per sample, or None when the
+    evaluation recorded only correct.X (--per-sample correct); means[what][X] the mean over the S
+    samples of entropy / weight_on_max (from the per-point means when the samples are absent)."""
     n: int
     checkpoint: str
     train_seed: int
     point_ids: list                 # the file's points, in evaluation-seed order
     correct: dict
-    entropy: dict
-    weight_on_max: dict
+    entropy: dict | None
+    weight_on_max: dict | None
+    means: dict
 
     @property
     def samples(self) -> int:
@@ -202,7 +205,9 @@ class EvalMax:
 
     def per_model(self, what: str, x: str, n: int) -> np.ndarray:
         """[models] per-model mean of correct / entropy / weight_on_max."""
-        return np.array([float(getattr(c, what)[x].mean()) for c in self.cells[n]])
+        if what == "correct":
+            return np.array([float(c.correct[x].mean()) for c in self.cells[n]])
+        return np.array([float(c.means[what][x]) for c in self.cells[n]])
 
     def summary(self, what: str, x: str, n: int) -> Summary:
         """Mean over models with a 95% interval: t across models (≥ 2 models); with one model,
@@ -212,7 +217,12 @@ class EvalMax:
         if len(cells) >= 2:
             mean, low, high = t_interval(self.per_model(what, x, n))
             return Summary(mean, low, high, len(cells))
-        values = getattr(cells[0], what)[x]
+        samples = getattr(cells[0], what)
+        if samples is None:
+            raise _bad(self.path, f"one model at n = {n} and no per-sample {what} (the evaluation "
+                                  f"ran with --per-sample correct): there is no interval to draw. "
+                                  f"Re-run it with --per-sample all.")
+        values = samples[x]
         if what == "correct":
             low, high = wilson_interval(int(values.sum()), int(values.size))
             return Summary(float(values.mean()), low, high, 1)
@@ -338,9 +348,21 @@ def load_eval_max(path: str, train_normaliser: str | None = None) -> EvalMax:
     return EvalMax(result, normalisers, sorted(cells), cells, train_ns[0], train_normaliser)
 
 
+MEANS = ("entropy", "weight_on_max")  # per-sample series that --per-sample correct keeps as means only
+
+
 def _read_cell(result: common.Result, n: int, checkpoint: str, rows: list, lists: list) -> Cell:
     names = set.intersection(*[set(lists[i]) for i in rows])
-    pooled = {what: {x: [] for x in names} for what in ("correct", "entropy", "weight_on_max")}
+    # Per-sample entropy and weight on max: all points have them or none (--per-sample correct).
+    present = [all(f"entropy.{x}" in result.arrays(result.ids[i]) for x in names) for i in rows]
+    if len(set(present)) > 1:
+        raise _bad(result.path, f"n = {n}, {checkpoint}: some evaluation seeds have per-sample "
+                                f"entropy arrays and some do not; the points were evaluated with "
+                                f"different --per-sample. Re-run them alike.")
+    per_sample = present[0]
+    series = ("correct",) + (MEANS if per_sample else ())
+    pooled = {what: {x: [] for x in names} for what in series}
+    weighted = {what: {x: 0.0 for x in names} for what in MEANS}
     for i in rows:
         pid = result.ids[i]
         arrays = result.arrays(pid)
@@ -362,15 +384,23 @@ def _read_cell(result: common.Result, n: int, checkpoint: str, rows: list, lists
                                         f"{int(np.sum(arrays[f'correct.{x}']))} but /points/"
                                         f"correct.{x} says {count}; the file is inconsistent. "
                                         f"Re-run the evaluation.")
+            for what in MEANS:
+                weighted[what][x] += float(result.metrics[f"{what}.{x}"][i]) * pooled["correct"][x][-1].size
         if len(lengths) > 1:
             raise _bad(result.path, f"point {pid}: the per-sample arrays have different lengths "
                                     f"{sorted(lengths)}; normalisers must be evaluated on the "
                                     f"same samples.")
     merged = {what: {x: np.concatenate(v) for x, v in per.items()} for what, per in pooled.items()}
     merged["correct"] = {x: v.astype(np.int64) for x, v in merged["correct"].items()}
+    samples = {x: v.size for x, v in merged["correct"].items()}
+    if per_sample:
+        means = {what: {x: float(v.mean()) for x, v in merged[what].items()} for what in MEANS}
+    else:  # the per-point means (finite: checked when the file was loaded), weighted by samples
+        means = {what: {x: weighted[what][x] / samples[x] for x in names} for what in MEANS}
     return Cell(n=n, checkpoint=checkpoint, train_seed=int(result.metrics["train_seed"][rows[0]]),
                 point_ids=[result.ids[i] for i in rows], correct=merged["correct"],
-                entropy=merged["entropy"], weight_on_max=merged["weight_on_max"])
+                entropy=merged.get("entropy"), weight_on_max=merged.get("weight_on_max"),
+                means=means)
 
 
 def paper_value(x: str, n: int):

@@ -71,7 +71,8 @@ public:
            "normaliser X: accuracy.X with ci_low.X/ci_high.X (Wilson 95%), entropy.X, weight_on_max.X, beta.X; "
            "per point the error taken apart: oracle_rate (weight 1 on the true maximum reads the right class) and "
            "ranking_rate (the highest logit is on the true maximum); "
-           "arrays: correct.X, entropy.X, beta.X per sample, map.X [map_samples, map_items], labels.";
+           "arrays: correct.X, entropy.X, beta.X, weight_on_max.X per sample (only correct.X with --per-sample correct), "
+           "map.X [map_samples, map_items], labels.";
   }
   std::vector<runner::ParamSpec> parameters() const override {
     runner::ParamSpec checkpoint = checkpoint_param();
@@ -104,6 +105,11 @@ public:
         runner::integer_param("chunk", "512", "items per streamed chunk", 1).at_most(std::int64_t{1} << 20),
         runner::integer_param("map_samples", "32", "sets whose attention maps are recorded (at most samples)", 0).at_most(std::int64_t{1} << 16),
         runner::integer_param("map_items", "16", "highest-priority items per attention map", 1).at_most(std::int64_t{1024}),
+        runner::text_param("per_sample", kAllSeries,
+                           "per-sample arrays recorded: `all`, or `correct` (only labels, oracle, ranking and correct.X, "
+                           "McNemar's pairs; the means of entropy, weight on max and beta stay in the metrics) for "
+                           "sweeps whose files must stay small",
+                           {kAllSeries, kCorrectOnly}),
     };
   }
   std::vector<runner::OutputSpec> outputs() const override {
@@ -126,9 +132,10 @@ public:
         array_integer("oracle", {"samples"}, "0 or 1", "1 when weight 1 on the true maximum gives the right class"),
         array_integer("ranking", {"samples"}, "0 or 1", "1 when the highest head logit is on the true maximum"),
         array_integer("correct.<normaliser>", {"samples"}, "0 or 1", "1 when the sample is classified correctly (for McNemar)"),
-        array_real("entropy.<normaliser>", {"samples"}, "nats", "head entropy of each sample"),
-        array_real("beta.<normaliser>", {"samples"}, "", "inverse temperature of each sample"),
-        array_real("weight_on_max.<normaliser>", {"samples"}, "probability", "head weight on the true maximum of each sample"),
+        per_sample_only(array_real("entropy.<normaliser>", {"samples"}, "nats", "head entropy of each sample")),
+        per_sample_only(array_real("beta.<normaliser>", {"samples"}, "", "inverse temperature of each sample")),
+        per_sample_only(array_real("weight_on_max.<normaliser>", {"samples"}, "probability",
+                                   "head weight on the true maximum of each sample")),
         array_real("map.<normaliser>", {"*", "*"}, "probability",
                    "attention maps [min(map_samples, samples), min(map_items, n)]: weights on the highest-priority "
                    "items, by decreasing priority"),
@@ -179,13 +186,13 @@ public:
                                          ctx.threads()));
       if (done.count() < samples && ctx.checkpoint_due()) {
         runner::CheckpointState state;
-        done.save(state);
+        done.save(state, true);  // the means need every series on resume
         ctx.save_checkpoint(state);
       }
     }
 
     Record r;
-    done.save(r);
+    done.save(r, p.text("per_sample") == kAllSeries);
     r.set_count("train_n", model.train_n);
     r.set_count("train_seed", model.seed);
     r.set("oracle_rate", mean(done.oracle));
@@ -208,6 +215,20 @@ public:
   }
 
 private:
+  static constexpr const char* kAllSeries = "all";
+  static constexpr const char* kCorrectOnly = "correct";
+
+  // The real-valued per-sample series (entropy, beta, weight on max per normaliser) exist only with
+  // per_sample = all: at paper scale they were 90% of a 145 MB file the analysis reads only as means.
+  static runner::OutputSpec per_sample_only(runner::OutputSpec spec) {
+    spec.items = [](const Point& p) {
+      return p.text("per_sample") == kAllSeries ? runner::in_point_items(p.text("normaliser"))
+                                                : std::vector<std::string>{};
+    };
+    spec.items_help = "one per normaliser with per_sample = all; none with per_sample = correct";
+    return spec;
+  }
+
   // Mean in sample order (deterministic).
   template <class T>
   static double mean(const std::vector<T>& v) {
@@ -217,8 +238,8 @@ private:
   }
 
   // Per-sample outcomes of the samples evaluated so far, per normaliser k; stored (in the record and
-  // in a checkpoint) as labels, correct.X, entropy.X, beta.X, weight_on_max.X and map.X (flat until
-  // the final reshape).
+  // in a checkpoint) as labels, oracle, ranking, correct.X, map.X (flat until the final reshape) and,
+  // when `real_series` (always in a checkpoint), entropy.X, beta.X and weight_on_max.X.
   struct PerSample {
     std::vector<std::string> names;
     std::vector<std::int64_t> labels, oracle, ranking;
@@ -245,17 +266,18 @@ private:
         }
       }
     }
-    void save(runner::NamedValues& r) const {
+    void save(runner::NamedValues& r, bool real_series) const {
       r.set_array("labels", labels);
       r.set_array("oracle", oracle);
       r.set_array("ranking", ranking);
       for (std::size_t k = 0; k < names.size(); ++k) {
         const std::string& x = names[k];
         r.set_array("correct." + x, correct[k]);
+        r.set_array("map." + x, map[k]);
+        if (!real_series) continue;
         r.set_array("entropy." + x, entropy[k]);
         r.set_array("beta." + x, beta[k]);
         r.set_array("weight_on_max." + x, weight[k]);
-        r.set_array("map." + x, map[k]);
       }
     }
     void load(const runner::CheckpointState& r) {

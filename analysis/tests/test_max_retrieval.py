@@ -173,6 +173,56 @@ def test_load_eval_max_refuses_inconsistent_files(files, tmp_path):
         mr.load_eval_max(str(path))
 
 
+def _strip_real_series(path, only_point=None):
+    """The file as `sharp-eval-max --per-sample correct` writes it: no per-sample entropy, weight on
+    max or beta (of one point only when only_point is given)."""
+    with synthetic.edited(path) as f:
+        for pid in f["arrays"]:
+            if only_point is not None and pid != only_point:
+                continue
+            for name in list(f[f"arrays/{pid}"]):
+                if name.split(".")[0] in ("entropy", "weight_on_max", "beta"):
+                    del f[f"arrays/{pid}/{name}"]
+
+
+def test_correct_only_files_give_the_same_model_means(files, tmp_path):
+    full = mr.load_eval_max(str(files / "eval-max.h5"))
+    path = _copy(files, tmp_path)
+    _strip_real_series(path)
+    lean = mr.load_eval_max(str(path))
+    for n in NS:
+        for what in ("correct", "entropy", "weight_on_max"):
+            for x in ("softmax", "adaptive"):
+                np.testing.assert_allclose(lean.per_model(what, x, n), full.per_model(what, x, n),
+                                           rtol=1e-12)
+                assert lean.summary(what, x, n) == pytest.approx(full.summary(what, x, n))
+        assert all(c.entropy is None and c.weight_on_max is None for c in lean.cells[n])
+    # The means come from the per-point metrics: a changed metric moves them (the check can fail).
+    with synthetic.edited(path) as f:
+        f["points/entropy.softmax"][0] += 1.0
+    moved = mr.load_eval_max(str(path))
+    assert sum(not np.allclose(moved.per_model("entropy", "softmax", n),
+                               full.per_model("entropy", "softmax", n)) for n in NS) == 1
+
+
+def test_correct_only_one_model_has_no_sample_interval(files, tmp_path):
+    path = _copy(files, tmp_path, "one-model.h5")
+    _strip_real_series(path)
+    data = mr.load_eval_max(str(path))
+    assert data.summary("correct", "softmax", 128).models == 1  # Wilson needs only correct.X
+    with pytest.raises(common.ResultFileError, match="--per-sample correct.*--per-sample all"):
+        data.summary("entropy", "softmax", 128)
+
+
+def test_mixed_per_sample_settings_are_refused(files, tmp_path):
+    path = _copy(files, tmp_path, "one-model.h5")
+    with h5py.File(path, "r") as f:
+        first = f["points/id"].asstr()[0]
+    _strip_real_series(path, only_point=first)
+    with pytest.raises(common.ResultFileError, match="different --per-sample"):
+        mr.load_eval_max(str(path))
+
+
 # ---- the table
 
 

@@ -46,6 +46,12 @@ File::File(hid_t id, std::string filename) : id_(id), filename_(std::move(filena
 File File::create(const std::string& path) {
   SilenceErrors quiet;
   Handle fapl = file_access_list();
+  // HDF5 1.10's object formats: a chunked dataset of one chunk is indexed in its header instead of
+  // by a B-tree node of ~2.5 KB, which made a file of thousands of small per-sample arrays 5x its
+  // data (measured: 3300 compressed arrays of 1024 flags, 9.4 MB with the 1.8 formats, 1.9 MB with
+  // these). Readers need HDF5 >= 1.10 (2017), which every h5py and netCDF build in use has.
+  if (H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_LATEST) < 0)
+    detail::raise("cannot set the file format version for '" + path + "'");
   hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get());
   if (id < 0) detail::raise("cannot create file '" + path + "'");
   return File(id, path);

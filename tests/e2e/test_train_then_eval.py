@@ -87,6 +87,29 @@ class TrainThenEval(ResultDirCase):
         with h5py.File(d, "r") as f:
             self.assertEqual(set(f["points/params/checkpoint"].asstr()[()]), {one})
 
+    def test_per_sample_correct_keeps_the_pairs_and_the_means(self):
+        # --per-sample correct (paper-scale sweeps): per sample only labels, oracle, ranking and
+        # correct.X; every metric, the correct pairs and the maps equal those of the full record.
+        full, lean = self.path("full.h5"), self.path("lean.h5")
+        one = f"{self.models}#{self.ids[0]}"
+        run("sharp-eval-max", "--checkpoint", one, *self.GRID, "--out", full, "--quiet", check=0)
+        run("sharp-eval-max", "--checkpoint", one, *self.GRID, "--per-sample", "correct", "--out", lean,
+            "--quiet", check=0)
+        with h5py.File(full, "r") as f, h5py.File(lean, "r") as g:
+            self.assertEqual(set(g["points/params/per_sample"].asstr()[()]), {"correct"})
+            for name in f["points"]:
+                if name not in ("id", "params"):
+                    np.testing.assert_array_equal(f["points"][name][()], g["points"][name][()], err_msg=name)
+            for pf, pg in zip(f["points/id"].asstr()[()], g["points/id"].asstr()[()]):
+                kept = {k for k in f["arrays"][pf] if k.split(".")[0] not in ("entropy", "beta", "weight_on_max")}
+                self.assertEqual(set(g["arrays"][pg]), kept)
+                self.assertLess(len(kept), len(f["arrays"][pf]))
+                for k in kept:
+                    np.testing.assert_array_equal(f["arrays"][pf][k][()], g["arrays"][pg][k][()], err_msg=k)
+        status = run("sharp-eval-max", "--checkpoint", one, "--per-sample", "some", "--out", self.path("x.h5"),
+                     check=2)
+        self.assertIn("per", status.stderr)
+
     def test_bad_input_is_one_line_and_exit_2(self):
         for args, needle in [(["--checkpoint", self.path("missing.h5")], "--checkpoint"),
                              (["--checkpoint", self.models + "#0000000000000000"], "--checkpoint"),
