@@ -50,8 +50,9 @@ endif
 
 # Ships the result files of a finished `make paper SCALE=...` run: results/published/$(SCALE)/ with
 # MANIFEST.json (each file's sha256, git_sha, command, scale, wall time, cores); never model weights.
+# At most 25 MB on disk unless LIMIT_MB=... says otherwise (the manifest records the limit used).
 publish:
-	$(PYTHON) scripts/publish.py --scale $(SCALE) $(RESULTS)
+	$(PYTHON) scripts/publish.py --scale $(SCALE) $(if $(LIMIT_MB),--limit-mb $(LIMIT_MB)) $(RESULTS)
 
 # Figures, tables and the paper page (results/report/index.html) from the HDF5 files already in
 # results/ (nothing is recomputed). The page is written even when a figure's input is refused (it

@@ -11,6 +11,11 @@ resumed runs). Files that hold model weights (arrays named param.*) are not ship
 records the command that regenerates them. The report (analysis/report.py) falls back to these
 files for any result missing in results/ and labels them "published: made at commit X on DATE".
 
+Each file is shipped rewritten by h5repack in HDF5's latest object formats with groups of up to 64
+links kept compact: the same data, attributes and data checksum (verified), a third less metadata
+(a paper-scale transformer-dispersion.h5 of 1584 points, 43 000 small datasets: 24.8 -> 16.8 MB).
+The manifest's sha256 and size are those of the shipped file; `source_sha256` is the run's own.
+
 Refuses (exit 2, nothing written): a file made from a checkout with uncommitted changes (its
 git_dirty attribute), an incomplete file, no file of that scale, or more than --limit-mb in all.
 """
@@ -21,6 +26,7 @@ import datetime
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -29,6 +35,7 @@ import h5py
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO_ROOT, "analysis"))
 
+import common  # noqa: E402
 import published  # noqa: E402
 
 
@@ -42,6 +49,28 @@ def holds_weights(f: h5py.File) -> bool:
     if arrays is None:
         return False
     return any(name.startswith("param.") for point in arrays.values() for name in point)
+
+
+REPACK = ["h5repack", "-L", "-c", "64"]
+
+
+def compact_copy(source: str, target: str) -> str | None:
+    """target = source rewritten by h5repack (REPACK); None, or why it could not be (then nothing is
+    left at target). The data checksum (analysis/common.py) of the copy must equal the source's."""
+    try:
+        p = subprocess.run([*REPACK, source, target], capture_output=True, text=True, timeout=3600)
+    except OSError as err:
+        return f"h5repack cannot be run ({err}; Debian package hdf5-tools, `make deps`)"
+    if p.returncode != 0:
+        return f"h5repack failed on {source}: {p.stderr.strip()[:500]}"
+    with h5py.File(source, "r") as a, h5py.File(target, "r") as b:
+        stored, ours = text(a.attrs.get("checksum", "")), common.data_checksum(b)
+        same = stored == ours == common.data_checksum(a) and \
+            {k: text(v) for k, v in a.attrs.items()} == {k: text(v) for k, v in b.attrs.items()}
+    if not same:
+        os.remove(target)
+        return f"the repacked copy of {source} does not hold the same data (checksum {ours} vs {stored})"
+    return None
 
 
 def stage_times(results_dir: str, scale: str) -> dict:
@@ -102,7 +131,7 @@ def main(argv=None) -> int:
                                  "command": attrs.get("command_line", "unknown")}
             continue
         seconds, cores = times.get(name, (None, None))
-        files[name] = {"sha256": published.sha256_of(path), "bytes": os.path.getsize(path),
+        files[name] = {"source_sha256": published.sha256_of(path), "source_bytes": os.path.getsize(path),
                        "git_sha": attrs.get("git_sha", "unknown"),
                        "command": attrs.get("command_line", "unknown"), "scale": args.scale,
                        "created": attrs.get("created", "unknown"),
@@ -111,9 +140,6 @@ def main(argv=None) -> int:
     if not files:
         return refuse(f"no complete result file of scale '{args.scale}' in {args.results_dir}"
                       + (f" (other scales: {', '.join(skipped)})" if skipped else ""))
-    total = sum(item["bytes"] for item in files.values())
-    if total > args.limit_mb * 1e6:
-        return refuse(f"{total / 1e6:.1f} MB to ship, more than the {args.limit_mb:g} MB limit")
 
     manifest = {
         "scale": args.scale,
@@ -121,14 +147,26 @@ def main(argv=None) -> int:
         "cores": max((item["cores"] or 0 for item in files.values()), default=0) or None,
         "files": files,
         "not_shipped": not_shipped,
+        "limit_mb": args.limit_mb,
     }
     # The folder is replaced whole: written beside it, then swapped in.
     parent = os.path.dirname(os.path.abspath(out))
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=".publish-", dir=parent)
     try:
-        for name in files:
-            shutil.copy2(os.path.join(args.results_dir, name), os.path.join(staging, name))
+        for name, item in files.items():
+            target = os.path.join(staging, name)
+            problem = compact_copy(os.path.join(args.results_dir, name), target)
+            if problem:
+                shutil.rmtree(staging, ignore_errors=True)
+                return refuse(problem)
+            item["sha256"], item["bytes"] = published.sha256_of(target), os.path.getsize(target)
+        total = sum(item["bytes"] for item in files.values())
+        if total > args.limit_mb * 1e6:
+            shutil.rmtree(staging, ignore_errors=True)
+            return refuse(f"{total / 1e6:.1f} MB to ship (repacked; "
+                          f"{sum(i['source_bytes'] for i in files.values()) / 1e6:.1f} MB as run), "
+                          f"more than the {args.limit_mb:g} MB limit")
         with open(os.path.join(staging, published.MANIFEST), "w", encoding="utf-8") as fh:
             json.dump(manifest, fh, indent=1, sort_keys=True)
             fh.write("\n")
@@ -144,7 +182,8 @@ def main(argv=None) -> int:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     for name, item in files.items():
-        print(f"published {name}: {item['bytes'] / 1e6:.2f} MB, commit {item['git_sha'][:12]}")
+        print(f"published {name}: {item['bytes'] / 1e6:.2f} MB ({item['source_bytes'] / 1e6:.2f} MB as run), "
+              f"commit {item['git_sha'][:12]}")
     for name in not_shipped:
         print(f"not shipped {name}: model weights (the manifest keeps its command)")
     for name in skipped:

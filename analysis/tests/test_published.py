@@ -79,6 +79,36 @@ def test_publish_ships_the_scale_with_a_manifest_and_never_weights(shipped):
     assert manifest["not_shipped"]["train-max.h5"]["command"] == "sharp-train-max (synthetic)"
     assert published.label(item) == ("published: made at commit synthetic on 2025-01-01, "
                                      "2 cores, 2 minutes")
+    # Shipped repacked: the run's file is named by its own hash, the copy holds the same data.
+    results, _ = shipped
+    run_file = os.path.join(results, "eval-max.h5")
+    assert item["source_sha256"] == published.sha256_of(run_file)
+    with h5py.File(run_file, "r") as a, h5py.File(os.path.join(folder, "eval-max.h5"), "r") as b:
+        assert publish.common.data_checksum(b) == publish.text(a.attrs["checksum"])
+        assert set(b.attrs) == set(a.attrs) and b.attrs["checksum"] == a.attrs["checksum"]
+
+
+CORRUPTING_REPACK = """import shutil, sys, h5py
+shutil.copy(sys.argv[-2], sys.argv[-1])
+with h5py.File(sys.argv[-1], "a") as f:
+    column = next(d for d in f["points"].values() if isinstance(d, h5py.Dataset) and d.dtype.kind == "f")
+    column[0] += 0.5
+"""
+
+
+def test_publish_refuses_a_repacked_copy_that_changed_the_data(tmp_path, capsys, monkeypatch):
+    results = str(tmp_path / "run")
+    paper_results(results)
+    out = str(tmp_path / "published" / "paper")
+    script = tmp_path / "repack.py"
+    script.write_text(CORRUPTING_REPACK)
+    monkeypatch.setattr(publish, "REPACK", [sys.executable, str(script)])
+    assert publish.main(["--scale", "paper", results, "--out", out]) == 2
+    assert "does not hold the same data" in capsys.readouterr().err
+    monkeypatch.setattr(publish, "REPACK", ["false"])
+    assert publish.main(["--scale", "paper", results, "--out", out]) == 2
+    assert "h5repack failed" in capsys.readouterr().err
+    assert not os.path.exists(out)
 
 
 @pytest.mark.parametrize("attrs, needle", [({"git_dirty": np.int64(1)}, "uncommitted changes"),
