@@ -172,7 +172,8 @@ PARAM_KINDS = {
     **dict.fromkeys(("beta_max", "beta_min", "clip", "final_lr", "init_scale", "input_scale", "lr",
                      "spread", "theta", "weight_decay", "weight_scale"), REAL),
     **dict.fromkeys(("algorithm", "algorithms", "checkpoint", "input", "lengths", "logits",
-                     "normaliser", "positional", "sample_seed", "schedule", "trace", "train_normaliser"), TEXT),
+                     "normaliser", "per_sample", "positional", "sample_seed", "schedule", "trace",
+                     "train_normaliser"), TEXT),
 }
 # numpy dtype kinds each type may be read as: a real column of integers loses nothing.
 _KIND_CODES = {INTEGER: "iu", REAL: "iuf", TEXT: "USO"}

@@ -384,8 +384,14 @@ def _read_cell(result: common.Result, n: int, checkpoint: str, rows: list, lists
                                         f"{int(np.sum(arrays[f'correct.{x}']))} but /points/"
                                         f"correct.{x} says {count}; the file is inconsistent. "
                                         f"Re-run the evaluation.")
-            for what in MEANS:
-                weighted[what][x] += float(result.metrics[f"{what}.{x}"][i]) * pooled["correct"][x][-1].size
+            if not per_sample:  # only the per-point means exist; weight them by samples
+                for what in MEANS:
+                    name = f"{what}.{x}"
+                    if name not in result.metrics:
+                        raise _bad(result.path, f"point {pid} has neither per-sample {name!r} nor "
+                                                f"the metric /points/{name}; the file was written "
+                                                f"by another version of sharp-eval-max. Re-run it.")
+                    weighted[what][x] += float(result.metrics[name][i]) * pooled["correct"][x][-1].size
         if len(lengths) > 1:
             raise _bad(result.path, f"point {pid}: the per-sample arrays have different lengths "
                                     f"{sorted(lengths)}; normalisers must be evaluated on the "

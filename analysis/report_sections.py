@@ -102,7 +102,8 @@ SECTIONS = (
             "rule gives the model the highest mean log-probability of the right class."),)),
     Section(
         "transformers", "Transformers disperse", "transformers-disperse",
-        ("transformer-dispersion.h5", "transformer-dispersion-trained.h5"),
+        ("transformer-dispersion.h5", "transformer-dispersion-boundary.h5",
+         "transformer-dispersion-trained.h5"),
         "Over a finite vocabulary with bounded positions every global head's logits stay bounded, "
         "so every head disperses as n grows; random and trained transformers are measured per "
         "head, with positional schemes that break the hypothesis as negative controls. The "

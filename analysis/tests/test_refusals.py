@@ -36,6 +36,7 @@ def write_every_file(d):
                              normalisers=("trained",))
     synthetic.write_fit_adaptive(d / "fit-adaptive.h5", train_seeds=(1,), samples=8)
     synthetic.write_transformer_dispersion(d / "transformer-dispersion.h5")
+    synthetic.write_transformer_dispersion(d / "transformer-dispersion-boundary.h5")
     (d / "other").mkdir()
     synthetic.write_transformer_dispersion_trained(d / "transformer-dispersion-trained.h5",
                                                    d / "other" / "train-text.h5")

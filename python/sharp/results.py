@@ -48,25 +48,28 @@ def data_checksum(f: h5py.File) -> str:
     element code ("f8", "i8", ..., or "str"), NUL, rank and dimensions (8-byte little-endian), then
     its values: numbers as stored little-endian bytes, strings as an 8-byte length and UTF-8 bytes.
     Attributes are not covered."""
-    datasets = []
-
-    def walk(group, prefix):
+    # Paths only, read one at a time: holding 40 000 h5py objects (a recursive closure over them is
+    # a reference cycle) kept them open until garbage collection and made every later close()
+    # of the file take half a second.
+    paths = []
+    stack = [(f, "")]
+    while stack:
+        group, prefix = stack.pop()
         for name in group:
-            obj = group[name]
+            obj = group.get(name)
             path = prefix + name
             if isinstance(obj, h5py.Group):
                 if path != "timing":
-                    walk(obj, path + "/")
+                    stack.append((obj, path + "/"))
             elif isinstance(obj, h5py.Dataset) and not obj.is_virtual:
-                datasets.append((path.encode("utf-8"), obj))
-
-    walk(f, "")
+                paths.append(path)
     sha = hashlib.sha256()
     u64 = lambda v: int(v).to_bytes(8, "little")  # noqa: E731
-    for path, ds in sorted(datasets, key=lambda item: item[0]):
+    for path in sorted(paths, key=lambda p: p.encode("utf-8")):
+        ds = f[path]
         text = h5py.check_string_dtype(ds.dtype) is not None
         code = "str" if text else f"{ds.dtype.kind}{ds.dtype.itemsize}"
-        sha.update(path + b"\0" + code.encode() + b"\0" + u64(len(ds.shape)) + b"".join(u64(d) for d in ds.shape))
+        sha.update(path.encode("utf-8") + b"\0" + code.encode() + b"\0" + u64(len(ds.shape)) + b"".join(u64(d) for d in ds.shape))
         values = ds[()]
         if text:
             for v in np.asarray(values, dtype=object).ravel():
