@@ -3,8 +3,10 @@
 // root group that present /points and /arrays as netCDF-4 variables (HDF5 dimension scales), with
 // named dimensions, units and long names, so that xarray.open_dataset(path, engine="h5netcdf") opens
 // the file as a labelled dataset. The variables are virtual datasets reading the stored columns and
-// arrays in place: nothing is stored twice, and /points, /arrays and their values stay as they are
-// (a checksum of them is unaffected).
+// arrays in place, except views of small per-point arrays (at most 64 values per point), which are
+// deflated copies: a virtual mapping costs ~150 bytes per point, more than such a block. /points and
+// /arrays stay as they are; the file's checksum, computed after the view is written, covers the
+// copies as it covers any dataset with values of its own.
 //
 // Layout: when the points are exactly the Cartesian product of the values of the parameters that
 // take more than one (in the file's order, the first varying slowest), each such parameter is a

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <numeric>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -137,6 +138,44 @@ TEST_F(LabelledView, NamesUnitsPaddingAndOmissions) {
   EXPECT_EQ(H5Aexists(undeclared, "units"), 0);
   H5Dclose(acc), H5Dclose(undeclared);
   EXPECT_EQ(root.read<double>("acc.x"), (std::vector<double>{0.5, 0.75}));
+}
+
+// Small blocks are copied (a virtual mapping per point would cost more than the data), larger ones
+// stay virtual; both read the same values, padding included, with the stored element type.
+TEST_F(LabelledView, SmallArraysAreCopiedLargeOnesStayVirtual) {
+  h5::File f = h5::File::create(path("c.h5"));
+  h5::Group& root = f.root();
+  write_points(root, {1, 2}, {5, 5});
+  std::vector<double> big(65);
+  std::iota(big.begin(), big.end(), 0.0);
+  root.write("arrays/p0/small", std::vector<double>{1, 2, 3, 4, 5, 6}.data(), {2, 3});
+  root.write("arrays/p1/small", std::vector<double>{7, 8}.data(), {1, 2});      // padded
+  root.write("arrays/p0/count", std::vector<std::int64_t>{1, 2});
+  root.write("arrays/p1/count", std::vector<std::int64_t>{3, 4});
+  root.write("arrays/p0/single", std::vector<float>{0.5f});
+  root.write("arrays/p1/single", std::vector<float>{1.5f});
+  root.write("arrays/p0/big", big);                                               // 65 > 64 values
+  root.write("arrays/p1/big", big);
+  root.write("arrays/p0/mixed", std::vector<double>{1});                          // f8 at one point,
+  root.write("arrays/p1/mixed", std::vector<float>{2});                           // f4 at the other
+  write_labelled_view(root, {});
+  EXPECT_FALSE(root.is_virtual("small"));
+  EXPECT_FALSE(root.is_virtual("count"));
+  EXPECT_FALSE(root.is_virtual("single"));
+  EXPECT_TRUE(root.is_virtual("big"));
+  EXPECT_TRUE(root.is_virtual("mixed"));
+  EXPECT_EQ(root.shape("small"), (std::vector<std::size_t>{2, 2, 3}));
+  const std::vector<double> small = root.read<double>("small");
+  EXPECT_EQ(std::vector<double>(small.begin(), small.begin() + 6), (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(small[6], 7.0);
+  EXPECT_EQ(small[7], 8.0);
+  for (std::size_t i = 8; i < 12; ++i) EXPECT_TRUE(std::isnan(small[i])) << i;
+  EXPECT_EQ(root.read<std::int64_t>("count"), (std::vector<std::int64_t>{1, 2, 3, 4}));
+  std::string code;
+  root.read_raw("single", &code);
+  EXPECT_EQ(code, "f4");
+  EXPECT_EQ(root.read<float>("single"), (std::vector<float>{0.5f, 1.5f}));
+  EXPECT_EQ(root.read<double>("big")[64 + 65], 64.0);
 }
 
 }  // namespace
