@@ -21,6 +21,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 
 import common  # noqa: E402
 import max_retrieval as mr  # noqa: E402
@@ -72,9 +73,9 @@ def draw(groups: dict):
         axes[0].plot(ns, mean, "-o", ms=3, color=c, label=label)
         if np.isfinite(low).any():
             axes[0].fill_between(ns, low, high, color=c, alpha=0.2, lw=0)
-        axes[1].plot(ns, mean, "-", color=c, label=f"{remedy}: accuracy")
-        axes[1].plot(ns, s["ranking"][0], "--", color=c, label=f"{remedy}: ranking")
-        axes[1].plot(ns, s["oracle"][0], ":", color=c, label=f"{remedy}: oracle")
+        axes[1].plot(ns, mean, "-", color=c)
+        axes[1].plot(ns, s["ranking"][0], "--", color=c)
+        axes[1].plot(ns, s["oracle"][0], ":", color=c)
         axes[2].plot(ns, s["ratio"][0], "-o", ms=3, color=c, label=remedy)
     for x, marker in (("softmax", "s"), ("adaptive", "^")):
         axes[0].plot(mr.PAPER_N, mr.PAPER_ACCURACY[x], marker, mfc="none", color="0.3", ls="none",
@@ -91,7 +92,11 @@ def draw(groups: dict):
     axes[0].legend(fontsize=7)
     axes[1].set_ylabel("rate (%)")
     axes[1].set_title("accuracy, ranking (- -), oracle (···)")
-    axes[1].legend(fontsize=6, ncol=1)
+    # Colours as in the leaderboard's legend; here only what each line style is (one entry per
+    # remedy and rate would be 3 x 10 entries, more than the panel holds).
+    axes[1].legend(handles=[Line2D([], [], color="0.3", ls=ls, label=what) for ls, what in
+                            (("-", "accuracy"), ("--", "ranking rate"), (":", "oracle rate"))],
+                   fontsize=7, loc="lower left")
     axes[2].set_ylabel("accuracy / ranking rate")
     axes[2].axhline(1.0, color="0.5", lw=0.8)
     axes[2].set_title("how much of the ranking ceiling is reached")

@@ -42,8 +42,9 @@ CHANCE = 10.0  # one of ten classes
 
 _LABELS = {"softmax": "softmax", "adaptive": r"adaptive $\theta$"}
 _COLOURS = {"softmax": common.PALETTE["blue"], "adaptive": common.PALETTE["orange"]}
+# Okabe-Ito's six others, then brown and grey: the remedies figure has eight more normalisers.
 _SPARE_COLOURS = [common.PALETTE[c] for c in ("green", "vermillion", "purple", "sky", "black",
-                                              "yellow")]
+                                              "yellow")] + ["#8C564B", "#7F7F7F"]
 
 
 def normaliser_label(name: str) -> str:

@@ -91,8 +91,11 @@ class Source:
 
 def experiment_of(name: str, repo: str = REPO_ROOT) -> str:
     """The experiment a result file holds: its sweep's line `# experiment: NAME` (one binary
-    writes several files, e.g. eval-remedies.h5 by sharp-eval-max), else the file's name."""
+    writes several files, e.g. eval-remedies.h5 by sharp-eval-max), else the file's name; a pilot's
+    file (NAME-pilot.h5) holds NAME's experiment."""
     stem = os.path.splitext(name)[0]
+    if stem.endswith("-pilot"):  # a study's pilot (train-text-pilot.h5) holds its study's experiment
+        stem = stem[:-len("-pilot")]
     config = os.path.join(repo, "sweeps", "quick", f"{stem}.cfg")
     if os.path.isfile(config):
         with open(config, encoding="utf-8") as fh:

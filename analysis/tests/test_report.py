@@ -303,6 +303,21 @@ def test_the_text_study_section_shows_the_gate_the_endpoint_and_the_curves(tmp_p
     assert "text_study_curves" not in section_text(page, "other-figures") if 'id="other-figures"' in page else True
 
 
+def test_the_pilots_file_holds_its_studys_experiment_and_its_curves_are_shown(tmp_path):
+    """train-text-pilot.h5 is written by sharp-train-text: read as a train-text file, not refused as
+    another experiment's (the page once refused it and left the pilot's curves out)."""
+    assert report_sources.experiment_of("train-text-pilot.h5") == "train-text"
+    assert report_sources.experiment_of("eval-remedies.h5") == "eval-max"
+    assert report_sources.experiment_of("bounds.h5") == "bounds"
+    synthetic.write_text_study(tmp_path, lengths=(4, 8, 16), seeds=(1,), samples=6)
+    shutil.copy(tmp_path / "train-text.h5", tmp_path / "train-text-pilot.h5")
+    import make_figures
+    assert make_figures.main([str(tmp_path), "--out", str(tmp_path / "figures")]) == 0
+    page, inputs, rows = build(tmp_path, tmp_path / "figures")
+    text = section_text(page, "text-study")
+    assert "The pilot&#x27;s learning curves" in text   # the figure's title, HTML-escaped
+    assert "refused" not in text and "holds experiment" not in text
+
 def write_transformer_dispersion(path, growing=("alibi",), ns=(64, 256, 1024)):
     """Random models at three n: every positional scheme in `growing` has logit spreads that grow
     like n (the theorem's hypothesis fails), the others constant spreads and α_max ∝ 1/n."""
