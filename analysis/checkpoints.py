@@ -2,13 +2,16 @@
 training file (train-max, train-text) that an evaluation file's `checkpoint` column points to.
 
 The training file is looked up beside the evaluation file first (a run writes both into one
-results folder), then as written (relative to where the binary ran).
+results folder), then as written (relative to where the binary ran); a shipped evaluation's
+training file is not shipped (it holds weights), but the manifest beside it keeps its points'
+parameters (scripts/publish.py), which stand in for it.
 """
 from __future__ import annotations
 
 import os
 
 import common
+import published
 
 
 def training_params(path: str, references: list, experiment: str = "train-text") -> dict:
@@ -33,7 +36,22 @@ def training_params(path: str, references: list, experiment: str = "train-text")
         if train is not None and point in train.ids:
             row = train.ids.index(point)
             out[ref] = {name: common._decode(values[row]) for name, values in train.params.items()}
+        elif train is None:
+            out[ref] = _manifest_params(path, os.path.basename(file), point)
     return out
+
+
+def _manifest_params(path: str, file: str, point: str) -> dict | None:
+    """The parameters of training point `point` of `file` as the manifest beside `path` keeps them
+    for a file it did not ship; None when there is no such manifest or entry."""
+    try:
+        manifest = published.load_manifest(os.path.dirname(os.path.abspath(path)))
+    except published.ManifestError:
+        return None
+    entry = manifest.get("not_shipped", {}).get(file)
+    points = entry.get("points") if isinstance(entry, dict) else None
+    found = points.get(point) if isinstance(points, dict) else None
+    return dict(found) if isinstance(found, dict) else None
 
 
 def steps_text(steps) -> str:

@@ -81,6 +81,8 @@ class Inputs:
                                       lambda s: competence_gate.competence(s.path))
         self.text_paired = self._read("eval-text.h5", _read_text_paired)
         self.text_study = self._read("eval-text.h5", _read_text_study)
+        self.text_pilot = self._read("eval-text-pilot.h5",
+                                     lambda s: competence_gate.competence(s.path))
         self.remedies = self._read("eval-remedies.h5",
                                    lambda s: mr.load_eval_max_groups(s.path))
 
@@ -112,7 +114,7 @@ def file_names() -> list:
     absent without a notice, as the text study's pilot once the study has run)."""
     names = []
     for section in SECTIONS:
-        names += section.files + tuple(g.source for g in section.figures)
+        names += section.files + section.optional + tuple(g.source for g in section.figures)
     return list(dict.fromkeys(names))
 
 
@@ -452,6 +454,36 @@ def text_paired(inputs: Inputs) -> str:
                    + H.esc(text_paired_table.TESTS_NOTE))
 
 
+def text_study_pilot_table(inputs: Inputs) -> str:
+    """The pilot's competence gate (eval-text-pilot.h5: seed 1 of the arms, at the training lengths
+    only) and what it decides by the registration: the study goes on, or stops "not learned within
+    budget" (docs/science.md#the-text-study-pre-registered)."""
+    models = inputs.text_pilot
+    if not models:
+        return ""
+    rows = [[H.esc(m.label()), H.number(m.steps),
+             H.esc(f"{m.lengths[0]}–{m.lengths[-1]}" if m.lengths else "—"),
+             H.number(m.exact, decimals=1, percent=True), "passes" if m.passes else "not learned"]
+            for m in sorted(models.values(), key=lambda m: (m.label(), m.model))]
+    out = [H.table(["pilot model", "steps", "training lengths", "greedy exact match there (%)", "gate"], rows,
+                   caption=f"The pilot's competence gate (eval-text-pilot.h5): ≥ "
+                           f"{100 * competence_gate.GATE:g}% greedy exact match of the final output at "
+                           "the model's own training lengths.")]
+    passing = [m for m in models.values() if m.passes]
+    study = inputs.sources.get("eval-text.h5")
+    if not passing and not (study is not None and study.ok):
+        out.append(H.box("note", "Not learned within budget:",
+                         "no pilot model reaches the gate, so by the registration the study stops here. "
+                         "No out-of-distribution result was computed; the study's tables and the "
+                         "scorecard's text rows are \"not measured\". A null result of the budget, not "
+                         "of adaptive temperature: it says nothing about lengths beyond training."))
+    elif passing:
+        out.append(H.box("note", "The pilot passes:",
+                         H.esc(", ".join(m.label() for m in passing)) + " reach the gate; the study "
+                         "trains its other seeds (sweeps/paper/train-text.cfg)."))
+    return "\n".join(out)
+
+
 def text_study_table(inputs: Inputs) -> str:
     """The text study's competence gate and primary endpoint (analysis/text_study_endpoint.py)."""
     read = inputs.text_study
@@ -491,7 +523,8 @@ def text_study_table(inputs: Inputs) -> str:
 TABLE_BUILDERS = {"dispersion_thresholds": dispersion_thresholds, "max_accuracy": max_accuracy,
                   "transformer_theorem": transformer_theorem_table, "remedies": remedies_table,
                   "remedies_leaderboard": remedies_leaderboard,
-                  "text_paired": text_paired, "text_study": text_study_table}
+                  "text_paired": text_paired, "text_study": text_study_table,
+                  "text_study_pilot": text_study_pilot_table}
 
 
 # ---- page pieces
@@ -618,7 +651,8 @@ def file_holds(source: report_sources.Source) -> str:
 
 
 def section_html(section, inputs: Inputs, figures_dir: str, page_dir: str) -> str:
-    sources = [inputs.sources[f] for f in section.files]
+    sources = [inputs.sources[f] for f in section.files] + [
+        inputs.sources[f] for f in section.optional if inputs.sources[f].state != "missing"]
     holds = "; ".join(file_holds(s) for s in sources if s.ok)
     out = [f'<section id="{H.esc(section.key)}">',
            f"<h2>{H.esc(section.title)} " + " ".join(state_badge(s, named=True)

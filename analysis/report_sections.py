@@ -27,6 +27,9 @@ class Section:
     intro: str
     figures: tuple = ()
     tables: tuple = ()  # names of table builders in analysis/report.py (TABLE_BUILDERS)
+    # Files read when present and silent when absent (no "not run" notice): a study's pilot, which
+    # only a run of the study at its own scale makes.
+    optional: tuple = ()
 
 
 SECTIONS = (
@@ -182,7 +185,8 @@ SECTIONS = (
                    "spread δ, per arm against length: learned sharpness (low entropy before β) told "
                    "apart from the multiplier's."),
         ),
-        tables=("text_study",)),
+        tables=("text_study_pilot", "text_study"),
+        optional=("train-text-pilot.h5", "eval-text-pilot.h5")),
     Section(
         "remedies", "Every remedy on one protocol", "remedies", ("eval-remedies.h5",),
         "Remedies (of temperature, log-n scaling, top-k, sparsemax, entmax, ASEntmax, Stieltjes, "

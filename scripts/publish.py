@@ -8,12 +8,15 @@ results/published/SCALE/ (replacing what was there) and writes MANIFEST.json bes
 file's sha256, size, git_sha, command line, scale, created/finished, and the wall time and cores
 of the stage that made it (RESULTS_DIR/stage-times.tsv, written by scripts/paper.sh; summed over
 resumed runs). Files that hold model weights (arrays named param.*) are not shipped: the manifest
-records the command that regenerates them. The report (analysis/report.py) falls back to these
-files for any result missing in results/ and labels them "published: made at commit X on DATE".
+records the command that regenerates them and each point's parameters (so that an evaluation
+of those models still names them). --include ships named files of another scale. The report
+(analysis/report.py) falls back to these files for any result missing in results/ and labels
+them "published: made at commit X on DATE".
 
 Each file is shipped rewritten by h5repack in HDF5's latest object formats with groups of up to 64
 links kept compact: the same data, attributes and data checksum (verified), a third less metadata
-(a paper-scale transformer-dispersion.h5 of 1584 points, 43 000 small datasets: 24.8 -> 16.8 MB).
+(a paper-scale transformer-dispersion.h5 of 1584 points, 43 000 small datasets, before its
+labelled view stored small arrays as copies: 24.8 -> 16.8 MB).
 The manifest's sha256 and size are those of the shipped file; `source_sha256` is the run's own.
 
 Refuses (exit 2, nothing written): a file made from a checkout with uncommitted changes (its
@@ -41,6 +44,16 @@ import published  # noqa: E402
 
 def text(value) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def point_params(f: h5py.File) -> dict:
+    """{point id: {parameter: value}} of a file: kept in the manifest for a file not shipped, so
+    that evaluations of its models still name them (analysis/checkpoints.py reads it)."""
+    ids = [text(v) for v in f["points/id"][()]]
+    columns = {name: f["points/params"][name][()] for name in f["points/params"]}
+    plain = lambda v: text(v) if isinstance(v, (bytes, str)) else v.item()  # noqa: E731
+    return {pid: {name: plain(values[i]) for name, values in sorted(columns.items())}
+            for i, pid in enumerate(ids)}
 
 
 def holds_weights(f: h5py.File) -> bool:
@@ -94,6 +107,10 @@ def main(argv=None) -> int:
     parser.add_argument("results_dir", nargs="?", default="results", metavar="RESULTS_DIR")
     parser.add_argument("--scale", required=True, choices=["quick", "paper", "cluster"])
     parser.add_argument("--out", help="default: results/published/SCALE in this repository")
+    parser.add_argument("--include", nargs="*", default=[], metavar="NAME",
+                        help="also ship these files of RESULTS_DIR whatever their scale (e.g. the text "
+                             "study's pilot evaluation, run from the command line: scale custom); the "
+                             "manifest records each file's own scale")
     parser.add_argument("--limit-mb", type=float, default=25.0,
                         help="refuse to ship more than this many megabytes (default 25)")
     args = parser.parse_args(argv)
@@ -103,6 +120,9 @@ def main(argv=None) -> int:
         print(f"publish: {message}; nothing written", file=sys.stderr)
         return 2
 
+    absent = [name for name in args.include if not os.path.isfile(os.path.join(args.results_dir, name))]
+    if absent:
+        return refuse(f"--include {' '.join(absent)}: not in {args.results_dir}")
     times = stage_times(args.results_dir, args.scale)
     files, not_shipped, skipped = {}, {}, []
     for name in sorted(os.listdir(args.results_dir)) if os.path.isdir(args.results_dir) else []:
@@ -115,9 +135,10 @@ def main(argv=None) -> int:
                          if k in ("scale", "git_sha", "git_dirty", "command_line", "created",
                                   "finished", "complete", "experiment")}
                 weights = holds_weights(f)
+                params = point_params(f) if weights else {}
         except OSError as err:
             return refuse(f"{path} cannot be read ({err})")
-        if attrs.get("scale") != args.scale:
+        if attrs.get("scale") != args.scale and name not in args.include:
             skipped.append(f"{name} (scale {attrs.get('scale', 'unknown')})")
             continue
         if attrs.get("complete") != "1":
@@ -128,12 +149,14 @@ def main(argv=None) -> int:
         if weights:
             not_shipped[name] = {"why": "model weights (the evaluations made from them are shipped)",
                                  "git_sha": attrs.get("git_sha", "unknown"),
-                                 "command": attrs.get("command_line", "unknown")}
+                                 "command": attrs.get("command_line", "unknown"),
+                                 "points": params}
             continue
         seconds, cores = times.get(name, (None, None))
         files[name] = {"source_sha256": published.sha256_of(path), "source_bytes": os.path.getsize(path),
                        "git_sha": attrs.get("git_sha", "unknown"),
-                       "command": attrs.get("command_line", "unknown"), "scale": args.scale,
+                       "command": attrs.get("command_line", "unknown"),
+                       "scale": attrs.get("scale", "unknown"),
                        "created": attrs.get("created", "unknown"),
                        "finished": attrs.get("finished", "unknown"),
                        "wall_seconds": seconds, "cores": cores}

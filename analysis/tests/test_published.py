@@ -77,6 +77,9 @@ def test_publish_ships_the_scale_with_a_manifest_and_never_weights(shipped):
     assert item["git_sha"] == "synthetic" and item["scale"] == "paper"
     assert "sharp-eval-max" in item["command"]
     assert manifest["not_shipped"]["train-max.h5"]["command"] == "sharp-train-max (synthetic)"
+    with h5py.File(os.path.join(shipped[0], "train-max.h5"), "r") as f:
+        point = f["points/id"][0]
+    assert manifest["not_shipped"]["train-max.h5"]["points"] == {publish.text(point): {"seed": 1}}
     assert published.label(item) == ("published: made at commit synthetic on 2025-01-01, "
                                      "2 cores, 2 minutes")
     # Shipped repacked: the run's file is named by its own hash, the copy holds the same data.
@@ -261,3 +264,46 @@ def test_the_scorecard_judges_at_the_largest_scale_present(shipped, tmp_path):
     assert report.judged_inputs(own, str(tmp_path / "nothing")) is own
     assert report_sources.SCALE_RANK["cluster"] > report_sources.SCALE_RANK["paper"] > \
         report_sources.SCALE_RANK["custom"] > report_sources.SCALE_RANK["quick"]
+
+
+def pilot_results(directory: str, gate_passes: bool) -> None:
+    """The text study's pilot: train-text-pilot.h5 (paper scale, weights) and eval-text-pilot.h5
+    (run from the command line: scale custom) at the training lengths only."""
+    os.makedirs(directory, exist_ok=True)
+    right = (lambda x, item, n, seed, index: np.ones(index.size, bool) if gate_passes
+             else np.arange(index.size) % 2 == 0)
+    synthetic.write_text_study(directory, lengths=(4, 8, 16), seeds=(1,), samples=10, right=right)
+    with synthetic.edited(os.path.join(directory, "train-text.h5")) as f:
+        f.attrs["scale"] = "paper"
+        f.create_dataset(f"arrays/{publish.text(f['points/id'][0])}/param.w", data=np.ones(3))
+    with synthetic.edited(os.path.join(directory, "eval-text.h5")) as f:
+        f.attrs["scale"] = "custom"
+    # the pilot's own names; the checkpoint references keep naming train-text.h5 as written
+    os.rename(os.path.join(directory, "eval-text.h5"), os.path.join(directory, "eval-text-pilot.h5"))
+
+
+@pytest.mark.parametrize("gate_passes", [False, True])
+def test_a_shipped_pilot_names_its_models_and_states_the_outcome(tmp_path, capsys, gate_passes):
+    """--include ships the pilot's evaluation (scale custom, recorded as such); its training file
+    holds weights and is not shipped, but the manifest keeps its points' parameters, so the page
+    still names each model (normaliser, seed) and says what the gate decides."""
+    results = str(tmp_path / "run")
+    pilot_results(results, gate_passes)
+    out = str(tmp_path / "published")
+    assert publish.main(["--scale", "paper", results, "--out", os.path.join(out, "paper"),
+                         "--include", "missing.h5"]) == 2
+    assert "--include missing.h5: not in" in capsys.readouterr().err
+    assert publish.main(["--scale", "paper", results, "--out", os.path.join(out, "paper"),
+                         "--include", "eval-text-pilot.h5"]) == 0
+    manifest = published.load_manifest(os.path.join(out, "paper"))
+    assert sorted(manifest["files"]) == ["eval-text-pilot.h5"]
+    assert manifest["files"]["eval-text-pilot.h5"]["scale"] == "custom"
+    assert manifest["not_shipped"]["train-text.h5"]["points"]
+    empty = str(tmp_path / "empty")
+    os.makedirs(empty)
+    path, inputs, _ = report.write_report(empty, None, now="test", published_dir=out)
+    with open(path, encoding="utf-8") as fh:
+        page = fh.read()
+    assert "minimum, softmax, seed 1" in page and "minimum, adaptive, seed 1" in page
+    assert ("Not learned within budget" in page) != gate_passes
+    assert ("The pilot passes" in page) == gate_passes

@@ -42,6 +42,7 @@ def write_every_file(d):
                                                    d / "other" / "train-text.h5")
     synthetic.write_text_study(d, lengths=(4, 8, 16), seeds=(1, 2), samples=6)
     shutil.copy(d / "train-text.h5", d / "train-text-pilot.h5")   # the text study's pilot
+    shutil.copy(d / "eval-text.h5", d / "eval-text-pilot.h5")
     written = sorted(os.path.basename(p) for p in glob.glob(str(d / "*.h5")))
     assert written == sorted(report.file_names()), "a file the page reads has no case here"
 
