@@ -53,7 +53,7 @@ endif
 # At most 25 MB on disk unless LIMIT_MB=... says otherwise (the manifest records the limit used);
 # INCLUDE='NAME...' also ships those files whatever their scale (the text study's pilot evaluation).
 publish:
-	$(PYTHON) scripts/publish.py --scale $(SCALE) $(if $(LIMIT_MB),--limit-mb $(LIMIT_MB)) $(if $(INCLUDE),--include $(INCLUDE)) $(RESULTS)
+	$(PYTHON) scripts/publish.py --scale $(SCALE) $(if $(LIMIT_MB),--limit-mb $(LIMIT_MB)) $(foreach name,$(INCLUDE),--include $(name)) $(RESULTS)
 
 # Figures, tables and the paper page (results/report/index.html) from the HDF5 files already in
 # results/ (nothing is recomputed). The page is written even when a figure's input is refused (it

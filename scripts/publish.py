@@ -107,8 +107,8 @@ def main(argv=None) -> int:
     parser.add_argument("results_dir", nargs="?", default="results", metavar="RESULTS_DIR")
     parser.add_argument("--scale", required=True, choices=["quick", "paper", "cluster"])
     parser.add_argument("--out", help="default: results/published/SCALE in this repository")
-    parser.add_argument("--include", nargs="*", default=[], metavar="NAME",
-                        help="also ship these files of RESULTS_DIR whatever their scale (e.g. the text "
+    parser.add_argument("--include", action="append", default=[], metavar="NAME",
+                        help="also ship this file of RESULTS_DIR whatever its scale (repeatable; e.g. the text "
                              "study's pilot evaluation, run from the command line: scale custom); the "
                              "manifest records each file's own scale")
     parser.add_argument("--limit-mb", type=float, default=25.0,

@@ -293,8 +293,8 @@ def test_a_shipped_pilot_names_its_models_and_states_the_outcome(tmp_path, capsy
     assert publish.main(["--scale", "paper", results, "--out", os.path.join(out, "paper"),
                          "--include", "missing.h5"]) == 2
     assert "--include missing.h5: not in" in capsys.readouterr().err
-    assert publish.main(["--scale", "paper", results, "--out", os.path.join(out, "paper"),
-                         "--include", "eval-text-pilot.h5"]) == 0
+    assert publish.main(["--scale", "paper", "--include", "eval-text-pilot.h5", results,
+                         "--out", os.path.join(out, "paper")]) == 0   # RESULTS_DIR after it: not a name
     manifest = published.load_manifest(os.path.join(out, "paper"))
     assert sorted(manifest["files"]) == ["eval-text-pilot.h5"]
     assert manifest["files"]["eval-text-pilot.h5"]["scale"] == "custom"
