@@ -585,10 +585,14 @@ def file_notice(source: report_sources.Source, inputs: Inputs) -> str:
         return problem_box(common.Problem(source.state, source.reason), source.path)
     shipped = ""
     if source.published:
+        # a named scale is one `make paper` run; any other file (a pilot run from the command
+        # line: scale custom) is remade by its own command
+        how = (H.code('make paper SCALE=' + source.scale) if source.scale in ("quick", "paper", "cluster")
+               else "its command, " + H.code(str(source.result.attrs.get("command_line", "unknown")))
+               + ",")
         shipped = H.box("published", f"{source.published}:",
                         f"{H.code(source.path)} ships with the repository (results/ has no "
-                        f"{H.code(source.name)}); {H.code('make paper SCALE=' + source.scale)} "
-                        f"makes it here.")
+                        f"{H.code(source.name)}); {how} makes it here.")
     if source.stale:
         behind = (f" ({source.behind} commit(s) behind)" if source.behind is not None else "")
         paths = ", ".join(p + ("/" if "." not in p else "") for p in report_sources.CODE_PATHS)

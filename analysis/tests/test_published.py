@@ -307,3 +307,4 @@ def test_a_shipped_pilot_names_its_models_and_states_the_outcome(tmp_path, capsy
     assert "minimum, softmax, seed 1" in page and "minimum, adaptive, seed 1" in page
     assert ("Not learned within budget" in page) != gate_passes
     assert ("The pilot passes" in page) == gate_passes
+    assert "SCALE=custom" not in page and "its command, <code>sharp-eval-text (synthetic)</code>" in page
