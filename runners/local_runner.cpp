@@ -20,6 +20,7 @@
 #include "core/errors.hpp"
 #include "core/hash.hpp"
 #include "h5/h5.hpp"
+#include "runners/fault_injection.hpp"
 #include "runners/interrupt.hpp"
 #include "runners/merge.hpp"
 #include "runners/point_file.hpp"
@@ -27,7 +28,6 @@
 #include "runners/provenance.hpp"
 #include "runners/result_checksum.hpp"
 #include "runners/result_reader.hpp"
-#include "runners/stall_injection.hpp"
 
 namespace fs = std::filesystem;
 
@@ -171,13 +171,7 @@ void remove_parts_dir(const std::string& parts_dir) {
     fs::rename(parts_dir, deleting, ec);
     if (ec) throw std::runtime_error("cannot rename '" + parts_dir + "' to '" + deleting + "': " + ec.message());
   }
-  // Fault injection for the cleanup test: SHARP_INJECT_KILL=cleanup dies after the first file.
-  if (const char* kill_at = std::getenv("SHARP_INJECT_KILL"); kill_at && std::string(kill_at) == "cleanup") {
-    for (const auto& entry : fs::directory_iterator(deleting, ec)) {
-      fs::remove(entry.path(), ec);
-      ::raise(SIGKILL);
-    }
-  }
+  kill_cleanup_if_injected(deleting);
   fs::remove_all(deleting, ec);
   if (ec) throw std::runtime_error("cannot remove '" + deleting + "': " + ec.message());
 }
@@ -316,9 +310,7 @@ void execute_point(const Experiment& experiment, const Grid& grid, const Point& 
   timing.threads = threads;
   const auto start = std::chrono::steady_clock::now();
   LocalPointContext ctx(experiment, point, parts_dir, threads, options.checkpoint_every, progress, options.quiet);
-  // Fault injection for the failure tests: SHARP_INJECT_FAILURE=<point id> makes that point throw.
-  if (const char* victim = std::getenv("SHARP_INJECT_FAILURE"); victim && point.id == victim)
-    throw std::runtime_error("injected failure (SHARP_INJECT_FAILURE=" + point.id + ")");
+  fail_if_injected(point.id);
   stall_if_injected(point.id, StallStage::before_start);
   // A point that finds its loaded state inconsistent (BadCheckpoint) runs again from the start.
   auto run = [&] {
