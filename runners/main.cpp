@@ -9,6 +9,7 @@
 #include "core/errors.hpp"
 #include "core/simd_isa.hpp"
 #include "h5/h5.hpp"
+#include "runners/exit_status.hpp"
 #include "runners/interrupt.hpp"
 #include "runners/local_runner.hpp"
 #include "runners/mpi_runner.hpp"

@@ -11,8 +11,11 @@
 #include <thread>
 
 #include "core/errors.hpp"
+#include "runners/exit_status.hpp"
+#include "runners/finish.hpp"
 #include "runners/interrupt.hpp"
-#include "runners/local_runner.hpp"
+#include "runners/plan.hpp"
+#include "runners/point_execution.hpp"
 #include "runners/progress.hpp"
 
 namespace sharp::runner {

@@ -11,9 +11,12 @@
 #include <cstring>
 #include <filesystem>
 #include <sstream>
+#include <vector>
 
 #include "core/errors.hpp"
 #include "runners/provenance.hpp"
+
+namespace fs = std::filesystem;
 
 namespace sharp::runner {
 namespace {
@@ -188,6 +191,21 @@ bool lock_is_held(const std::string& path, LockHolder* holder) {
   if (held && holder) *holder = parse_holder(read_all(fd));
   ::close(fd);
   return held;
+}
+
+std::vector<std::string> running_shards(const std::string& out) {
+  std::vector<std::string> running;
+  const fs::path p = fs::absolute(out);
+  const std::string prefix = p.filename().string() + ".shard-";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(p.parent_path(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || name.size() < prefix.size() + 5 || name.substr(name.size() - 5) != ".lock") continue;
+    LockHolder holder;
+    if (lock_is_held(entry.path().string(), &holder))
+      running.push_back(name.substr(prefix.size(), name.size() - prefix.size() - 5) + " (" + holder.describe() + ")");
+  }
+  return running;
 }
 
 }  // namespace sharp::runner

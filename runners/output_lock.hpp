@@ -9,6 +9,7 @@
 // this host, and a lock file that is a symbolic link (or not a regular file) is refused, exit 2.
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace sharp::runner {
 
@@ -44,6 +45,10 @@ private:
 // True when some process holds the lock file `path` (flock); for cleanup that must not remove the
 // parts of a shard still running. Fills `holder` when it can be read.
 bool lock_is_held(const std::string& path, LockHolder* holder = nullptr);
+
+// Shards of the output `out` whose lock is held right now: "2-of-8 (pid ... on host ...)"; for a
+// merge or a cleanup that must not remove the parts of a shard still running.
+std::vector<std::string> running_shards(const std::string& out);
 
 std::string this_host();
 

@@ -1,6 +1,5 @@
 #include "runners/output_spec.hpp"
 
-#include <cstdlib>
 #include <set>
 #include <stdexcept>
 
@@ -178,31 +177,6 @@ void check_record(const std::string& experiment, const std::vector<OutputSpec>& 
     if (!metrics.count(name)) throw std::runtime_error(who + name + "' (a metric) is not declared");
   for (const auto& [name, a] : record.arrays)
     if (!arrays.count(name)) throw std::runtime_error(who + name + "' (an array) is not declared");
-}
-
-Record inject_output_fault(Record record) {
-  const char* fault = std::getenv("SHARP_INJECT_OUTPUT_FAULT");
-  if (!fault || !*fault) return record;
-  const std::string f = fault;
-  if (f == "undeclared") {
-    record.set("injected_undeclared_output", 0.0);
-  } else if (f == "missing") {
-    if (!record.metrics.empty()) record.metrics.erase(record.metrics.begin());
-    else if (!record.arrays.empty()) record.arrays.erase(record.arrays.begin());
-  } else if (f == "mistyped") {
-    if (!record.metrics.empty()) {
-      auto& v = record.metrics.begin()->second;
-      if (std::holds_alternative<double>(v)) v = std::int64_t{0};
-      else v = 0.0;
-    } else if (!record.arrays.empty()) {
-      Array& a = record.arrays.begin()->second;
-      if (auto* d = std::get_if<std::vector<double>>(&a.data)) a.data = std::vector<std::int64_t>(d->size(), 0);
-      else a.data = std::vector<double>(std::get<std::vector<std::int64_t>>(a.data).size(), 0.0);
-    }
-  } else {
-    throw std::runtime_error("SHARP_INJECT_OUTPUT_FAULT='" + f + "' (allowed: undeclared, missing, mistyped)");
-  }
-  return record;
 }
 
 }  // namespace sharp::runner

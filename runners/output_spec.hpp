@@ -61,11 +61,6 @@ std::vector<ExpectedOutput> expected_outputs(const std::vector<OutputSpec>& spec
 void check_record(const std::string& experiment, const std::vector<OutputSpec>& specs, const Point& point,
                   const Record& record);
 
-// Test hook for the check above: SHARP_INJECT_OUTPUT_FAULT=undeclared|missing|mistyped damages a
-// record before it is checked (adds an undeclared metric; removes, or flips the element type of,
-// the first metric by name, or the first array when there is no metric). Returns the record unchanged when the variable is unset.
-Record inject_output_fault(Record record);
-
 // Checks that the declarations are well formed (unique names, known placeholders and dimension
 // names); a failure is a programming error of the experiment (std::logic_error).
 void check_declarations(const std::string& experiment, const std::vector<OutputSpec>& specs,

@@ -46,7 +46,7 @@ def last_point_id(binary, *grid):
 
 def stalled(point_id, stage="", base=None):
     """The environment (`base`, default os.environ, plus the hook) that holds `point_id` still
-    (runners/stall_injection.hpp): before it starts, or with stage "checkpoint" after its first
+    (runners/fault_injection.hpp): before it starts, or with stage "checkpoint" after its first
     checkpoint. A run so held can only end by a signal, so a test that kills it "midway" does not
     depend on the machine's speed. Under mpirun, also pass `-x SHARP_INJECT_STALL`."""
     return dict(os.environ if base is None else base, SHARP_INJECT_STALL=point_id + ("@" + stage if stage else ""))

@@ -9,8 +9,9 @@
 #include "core/errors.hpp"
 #include "core/hash.hpp"
 #include "runners/grid.hpp"
-#include "runners/local_runner.hpp"
 #include "runners/options.hpp"
+#include "runners/point_execution.hpp"
+#include "runners/shard_assignment.hpp"
 
 using namespace sharp;
 using namespace sharp::runner;

@@ -11,6 +11,7 @@
 
 #include "core/errors.hpp"
 #include "h5/h5.hpp"
+#include "runners/exit_status.hpp"
 #include "runners/local_runner.hpp"
 #include "runners/options.hpp"
 #include "runners/result_checksum.hpp"
