@@ -242,8 +242,10 @@ private:
     // Which series a save keeps: every one (a checkpoint: the means need them on resume; a result
     // with per_sample = all), or those of per_sample = correct (McNemar's pairs and the maps).
     enum class Kept { All, CorrectOnly };
-    using Member = std::variant<std::vector<std::int64_t> PerSample::*, std::vector<std::vector<std::int64_t>> PerSample::*,
-                                std::vector<std::vector<double>> PerSample::*>;
+    using Counts = std::vector<std::int64_t>;                  // one per point
+    using CountsEach = std::vector<Counts>;                    // per normaliser
+    using RealsEach = std::vector<std::vector<double>>;        // per normaliser
+    using Member = std::variant<Counts PerSample::*, CountsEach PerSample::*, RealsEach PerSample::*>;
     struct Series {
       const char* name;   // a per-normaliser series is stored as name.<normaliser>
       Member values;
@@ -252,8 +254,8 @@ private:
       const char* meaning;
       Kept kept;   // CorrectOnly: kept by every save; All: only by Kept::All
 
-      bool per_normaliser() const { return !std::holds_alternative<std::vector<std::int64_t> PerSample::*>(values); }
-      bool real() const { return std::holds_alternative<std::vector<std::vector<double>> PerSample::*>(values); }
+      bool per_normaliser() const { return !std::holds_alternative<Counts PerSample::*>(values); }
+      bool real() const { return std::holds_alternative<RealsEach PerSample::*>(values); }
       runner::OutputSpec spec() const {
         const std::string output = per_normaliser() ? std::string(name) + ".<normaliser>" : name;
         runner::OutputSpec s = real() ? runner::array_real(output, shape, unit, meaning)
@@ -263,12 +265,12 @@ private:
     };
     static inline const Series kSeries[] = {
         {"labels", &PerSample::labels, {"samples"}, "class", "true class of each sample", Kept::CorrectOnly},
-        {"oracle", &PerSample::oracle, {"samples"}, "0 or 1", "1 when weight 1 on the true maximum gives the right class",
-         Kept::CorrectOnly},
+        {"oracle", &PerSample::oracle, {"samples"}, "0 or 1",
+         "1 when weight 1 on the true maximum gives the right class", Kept::CorrectOnly},
         {"ranking", &PerSample::ranking, {"samples"}, "0 or 1", "1 when the highest head logit is on the true maximum",
          Kept::CorrectOnly},
-        {"correct", &PerSample::correct, {"samples"}, "0 or 1", "1 when the sample is classified correctly (for McNemar)",
-         Kept::CorrectOnly},
+        {"correct", &PerSample::correct, {"samples"}, "0 or 1",
+         "1 when the sample is classified correctly (for McNemar)", Kept::CorrectOnly},
         {"entropy", &PerSample::entropy, {"samples"}, "nats", "head entropy of each sample", Kept::All},
         {"beta", &PerSample::beta, {"samples"}, "", "inverse temperature of each sample", Kept::All},
         {"weight_on_max", &PerSample::weight_on_max, {"samples"}, "probability",
@@ -302,7 +304,8 @@ private:
     }
     // The shape a series is stored in: [samples], or a map's [map samples, map_items].
     std::vector<std::size_t> shape_of(const Series& s, std::size_t size) const {
-      return s.shape.size() == 2 ? std::vector<std::size_t>{size / map_items, map_items} : std::vector<std::size_t>{size};
+      if (s.shape.size() == 2) return {size / map_items, map_items};
+      return {size};
     }
     void save(runner::NamedValues& r, Kept kept) const {
       for (const Series& s : kSeries) {
@@ -310,7 +313,7 @@ private:
         std::visit(
             [&](auto member) {
               const auto& values = this->*member;
-              if constexpr (std::is_same_v<decltype(member), std::vector<std::int64_t> PerSample::*>) {
+              if constexpr (std::is_same_v<decltype(member), Counts PerSample::*>) {
                 r.arrays[s.name] = runner::Array{shape_of(s, values.size()), values};
               } else {
                 for (std::size_t k = 0; k < names.size(); ++k)
@@ -324,12 +327,13 @@ private:
       for (const Series& s : kSeries)
         std::visit(
             [&](auto member) {
-              if constexpr (std::is_same_v<decltype(member), std::vector<std::int64_t> PerSample::*>) {
-                this->*member = r.counts(s.name);
-              } else if constexpr (std::is_same_v<decltype(member), std::vector<std::vector<std::int64_t>> PerSample::*>) {
-                for (std::size_t k = 0; k < names.size(); ++k) (this->*member)[k] = r.counts(s.name + ("." + names[k]));
+              auto& values = this->*member;
+              if constexpr (std::is_same_v<decltype(member), Counts PerSample::*>) {
+                values = std::get<Counts>(r.arrays.at(s.name).data);
               } else {
-                for (std::size_t k = 0; k < names.size(); ++k) (this->*member)[k] = r.reals(s.name + ("." + names[k]));
+                for (std::size_t k = 0; k < names.size(); ++k)
+                  values[k] = std::get<typename std::decay_t<decltype(values)>::value_type>(
+                      r.arrays.at(s.name + ("." + names[k])).data);
               }
             },
             s.values);

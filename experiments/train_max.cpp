@@ -34,7 +34,8 @@ struct CurveEntry {
   static constexpr const char* kStepMeaning = "step of each curve entry (every eval_every steps and the last)";
   static inline const CurveSeries<CurveEntry> kSeries[] = {
       {"train_loss", &CurveEntry::train_loss, "nats", "mean training batch loss since the previous entry"},
-      {"train_accuracy", &CurveEntry::train_accuracy, "fraction", "mean training batch accuracy since the previous entry"},
+      {"train_accuracy", &CurveEntry::train_accuracy, "fraction",
+       "mean training batch accuracy since the previous entry"},
       {"grad_norm", &CurveEntry::grad_norm, "", "mean global gradient norm since the previous entry"},
       {"lr", &CurveEntry::lr, "", "learning rate of the entry's step"},
       {"eval_loss", &CurveEntry::eval_loss, "nats", "mean cross-entropy on the fixed evaluation sets"},

@@ -7,6 +7,7 @@
 // once in its table, so a misspelt series does not compile.
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -84,7 +85,7 @@ public:
     window = Window{};
     for (const WindowSum<Window>& w : Window::kSums)
       if (state.metrics.count(w.key))
-        std::visit([&](auto sum) { window.*sum = std::get<std::remove_reference_t<decltype(window.*sum)>>(state.metrics.at(w.key)); },
+        std::visit([&](auto sum) { window.*sum = std::get<std::decay_t<decltype(window.*sum)>>(state.metrics.at(w.key)); },
                    w.sum);
   }
 

@@ -157,7 +157,8 @@ Output over_heads(const std::string& name, std::string unit, std::string meaning
 }
 // A count metric: the sum of one per-head count over the heads.
 Output total_over_heads(const std::string& name, std::string unit, std::string meaning, std::int64_t Head::*field) {
-  return {runner::metric_integer(name, std::move(unit), std::move(meaning)), [name, field](const Measured& m, Record& r) {
+  return {runner::metric_integer(name, std::move(unit), std::move(meaning)),
+          [name, field](const Measured& m, Record& r) {
             std::int64_t total = 0;
             for (const Head& h : m.heads) total += h.*field;
             r.set_count(name, total);
@@ -193,7 +194,8 @@ Output sample_array(const std::string& name, std::string unit, const std::string
 // The outputs in declaration order: /points metrics (aggregates over heads), then the arrays.
 const std::vector<Output>& output_table() {
   static const std::vector<Output> table = {
-      count_metric("layers", "", "blocks of the model measured", [](const Measured& m) { return std::int64_t(m.layers); }),
+      count_metric("layers", "", "blocks of the model measured",
+                   [](const Measured& m) { return std::int64_t(m.layers); }),
       count_metric("heads", "", "heads per block of the model measured",
                    [](const Measured& m) { return std::int64_t(m.heads_per_layer); }),
       over_heads("delta_max", "logit units", "largest delta_row over every head, row and sample (sup delta at this n)",
@@ -241,7 +243,8 @@ const std::vector<Output>& output_table() {
                   [](const Measured& m) {
                     double beta = std::numeric_limits<double>::quiet_NaN();
                     for (const Head& h : m.heads)
-                      if (std::isfinite(h.beta_max)) beta = std::isfinite(beta) ? std::max(beta, h.beta_max) : h.beta_max;
+                      if (std::isfinite(h.beta_max))
+                        beta = std::isfinite(beta) ? std::max(beta, h.beta_max) : h.beta_max;
                     return beta;
                   }),
       over_heads("support_last_mean", "keys", "keys with p > 0 in the last row, mean over heads", &Head::support_last,
@@ -370,8 +373,8 @@ Measured measure(bool causal, std::size_t samples, const std::vector<Pass>& pass
 void record_rows(const std::vector<Pass>& passes, std::size_t samples, std::size_t n, Record& r) {
   const std::size_t L = passes[0].recorder.layers(), H = passes[0].recorder.heads();
   const std::size_t stats = std::size(kRowStats);
-  std::vector<std::vector<double>> rows(stats,
-                                        std::vector<double>(L * H * samples * n, std::numeric_limits<double>::quiet_NaN()));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::vector<double>> rows(stats, std::vector<double>(L * H * samples * n, nan));
   std::size_t first = 0;   // the pass's first sample
   for (const Pass& pass : passes) {
     const head_measure::RowRecorder& rec = pass.recorder;
