@@ -11,6 +11,8 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "core/errors.hpp"
@@ -113,8 +115,8 @@ public:
     };
   }
   std::vector<runner::OutputSpec> outputs() const override {
-    using runner::array_integer, runner::array_real, runner::metric_integer, runner::metric_real;
-    return {
+    using runner::metric_integer, runner::metric_real;
+    std::vector<runner::OutputSpec> out = {
         metric_integer("train_n", "items", "set size the model was trained on"),
         metric_integer("train_seed", "", "seed of the model's training"),
         metric_real("accuracy.<normaliser>", "fraction", "accuracy over the samples"),
@@ -128,18 +130,9 @@ public:
                     "samples whose output MLP, given attention weight 1 on the true maximum, reads the right class"),
         metric_real("ranking_rate", "fraction",
                     "samples whose highest head logit is on the true maximum (the ceiling of any normaliser that keeps the argmax)"),
-        array_integer("labels", {"samples"}, "class", "true class of each sample"),
-        array_integer("oracle", {"samples"}, "0 or 1", "1 when weight 1 on the true maximum gives the right class"),
-        array_integer("ranking", {"samples"}, "0 or 1", "1 when the highest head logit is on the true maximum"),
-        array_integer("correct.<normaliser>", {"samples"}, "0 or 1", "1 when the sample is classified correctly (for McNemar)"),
-        per_sample_only(array_real("entropy.<normaliser>", {"samples"}, "nats", "head entropy of each sample")),
-        per_sample_only(array_real("beta.<normaliser>", {"samples"}, "", "inverse temperature of each sample")),
-        per_sample_only(array_real("weight_on_max.<normaliser>", {"samples"}, "probability",
-                                   "head weight on the true maximum of each sample")),
-        array_real("map.<normaliser>", {"*", "*"}, "probability",
-                   "attention maps [min(map_samples, samples), min(map_items, n)]: weights on the highest-priority "
-                   "items, by decreasing priority"),
     };
+    for (const PerSample::Series& s : PerSample::kSeries) out.push_back(s.spec());
+    return out;
   }
   // The sets depend on the seed and n only: every checkpoint and normaliser sees the same samples.
   std::vector<runner::StreamSpec> streams() const override { return {{"sets", {"n"}}}; }
@@ -177,7 +170,7 @@ public:
                                                       std::size_t(p.integer("chunk")));
 
     // Per-sample results, filled block by block; a checkpoint holds the finished blocks.
-    PerSample done(named);
+    PerSample done(named, map_items);
     if (auto saved = ctx.load_checkpoint()) done.load(*saved);
     const std::size_t block = std::size_t(8 * std::max(1, ctx.threads()));
     while (done.count() < samples) {
@@ -186,13 +179,13 @@ public:
                                          ctx.threads()));
       if (done.count() < samples && ctx.checkpoint_due()) {
         runner::CheckpointState state;
-        done.save(state, true);  // the means need every series on resume
+        done.save(state, PerSample::Kept::All);  // the means need every series on resume
         ctx.save_checkpoint(state);
       }
     }
 
     Record r;
-    done.save(r, p.text("per_sample") == kAllSeries);
+    done.save(r, p.text("per_sample") == kAllSeries ? PerSample::Kept::All : PerSample::Kept::CorrectOnly);
     r.set_count("train_n", model.train_n);
     r.set_count("train_seed", model.seed);
     r.set("oracle_rate", mean(done.oracle));
@@ -207,9 +200,8 @@ public:
       r.set("ci_high." + x, ci.high);
       r.set_count("correct." + x, correct);
       r.set("entropy." + x, mean(done.entropy[k]));
-      r.set("weight_on_max." + x, mean(done.weight[k]));
+      r.set("weight_on_max." + x, mean(done.weight_on_max[k]));
       r.set("beta." + x, mean(done.beta[k]));
-      r.arrays["map." + x].shape = {map_samples, map_items};
     }
     return r;
   }
@@ -237,17 +229,61 @@ private:
     return v.empty() ? 0.0 : sum / double(v.size());
   }
 
-  // Per-sample outcomes of the samples evaluated so far, per normaliser k; stored (in the record and
-  // in a checkpoint) as labels, oracle, ranking, correct.X, map.X (flat until the final reshape) and,
-  // when `real_series` (always in a checkpoint), entropy.X, beta.X and weight_on_max.X.
+  // Per-sample outcomes of the samples evaluated so far: per point [samples], per normaliser k
+  // [normaliser][samples], the maps [normaliser][map samples · map_items]. kSeries names each series
+  // once: its output (X.<normaliser> per normaliser), the record and the checkpoint follow from it.
   struct PerSample {
     std::vector<std::string> names;
+    std::size_t map_items;
     std::vector<std::int64_t> labels, oracle, ranking;
     std::vector<std::vector<std::int64_t>> correct;
-    std::vector<std::vector<double>> entropy, beta, weight, map;
+    std::vector<std::vector<double>> entropy, beta, weight_on_max, map;
 
-    explicit PerSample(const std::vector<NamedSpec>& named)
-        : correct(named.size()), entropy(named.size()), beta(named.size()), weight(named.size()), map(named.size()) {
+    // Which series a save keeps: every one (a checkpoint: the means need them on resume; a result
+    // with per_sample = all), or those of per_sample = correct (McNemar's pairs and the maps).
+    enum class Kept { All, CorrectOnly };
+    using Counts = std::vector<std::int64_t>;                  // one per point
+    using CountsEach = std::vector<Counts>;                    // per normaliser
+    using RealsEach = std::vector<std::vector<double>>;        // per normaliser
+    using Member = std::variant<Counts PerSample::*, CountsEach PerSample::*, RealsEach PerSample::*>;
+    struct Series {
+      const char* name;   // a per-normaliser series is stored as name.<normaliser>
+      Member values;
+      std::vector<std::string> shape;
+      const char* unit;
+      const char* meaning;
+      Kept kept;   // CorrectOnly: kept by every save; All: only by Kept::All
+
+      bool per_normaliser() const { return !std::holds_alternative<Counts PerSample::*>(values); }
+      bool real() const { return std::holds_alternative<RealsEach PerSample::*>(values); }
+      runner::OutputSpec spec() const {
+        const std::string output = per_normaliser() ? std::string(name) + ".<normaliser>" : name;
+        runner::OutputSpec s = real() ? runner::array_real(output, shape, unit, meaning)
+                                      : runner::array_integer(output, shape, unit, meaning);
+        return kept == Kept::All ? per_sample_only(std::move(s)) : s;
+      }
+    };
+    static inline const Series kSeries[] = {
+        {"labels", &PerSample::labels, {"samples"}, "class", "true class of each sample", Kept::CorrectOnly},
+        {"oracle", &PerSample::oracle, {"samples"}, "0 or 1",
+         "1 when weight 1 on the true maximum gives the right class", Kept::CorrectOnly},
+        {"ranking", &PerSample::ranking, {"samples"}, "0 or 1", "1 when the highest head logit is on the true maximum",
+         Kept::CorrectOnly},
+        {"correct", &PerSample::correct, {"samples"}, "0 or 1",
+         "1 when the sample is classified correctly (for McNemar)", Kept::CorrectOnly},
+        {"entropy", &PerSample::entropy, {"samples"}, "nats", "head entropy of each sample", Kept::All},
+        {"beta", &PerSample::beta, {"samples"}, "", "inverse temperature of each sample", Kept::All},
+        {"weight_on_max", &PerSample::weight_on_max, {"samples"}, "probability",
+         "head weight on the true maximum of each sample", Kept::All},
+        {"map", &PerSample::map, {"*", "*"}, "probability",
+         "attention maps [min(map_samples, samples), min(map_items, n)]: weights on the highest-priority items, by "
+         "decreasing priority",
+         Kept::CorrectOnly},
+    };
+
+    PerSample(const std::vector<NamedSpec>& named, std::size_t map_items_)
+        : map_items(map_items_), correct(named.size()), entropy(named.size()), beta(named.size()),
+          weight_on_max(named.size()), map(named.size()) {
       for (const NamedSpec& s : named) names.push_back(s.name);
     }
     std::size_t count() const { return labels.size(); }
@@ -261,37 +297,46 @@ private:
           correct[k].push_back(o.prediction == res.label);
           entropy[k].push_back(o.entropy);
           beta[k].push_back(o.beta);
-          weight[k].push_back(o.weight_on_max);
+          weight_on_max[k].push_back(o.weight_on_max);
           map[k].insert(map[k].end(), o.map.begin(), o.map.end());
         }
       }
     }
-    void save(runner::NamedValues& r, bool real_series) const {
-      r.set_array("labels", labels);
-      r.set_array("oracle", oracle);
-      r.set_array("ranking", ranking);
-      for (std::size_t k = 0; k < names.size(); ++k) {
-        const std::string& x = names[k];
-        r.set_array("correct." + x, correct[k]);
-        r.set_array("map." + x, map[k]);
-        if (!real_series) continue;
-        r.set_array("entropy." + x, entropy[k]);
-        r.set_array("beta." + x, beta[k]);
-        r.set_array("weight_on_max." + x, weight[k]);
+    // The shape a series is stored in: [samples], or a map's [map samples, map_items].
+    std::vector<std::size_t> shape_of(const Series& s, std::size_t size) const {
+      if (s.shape.size() == 2) return {size / map_items, map_items};
+      return {size};
+    }
+    void save(runner::NamedValues& r, Kept kept) const {
+      for (const Series& s : kSeries) {
+        if (kept == Kept::CorrectOnly && s.kept == Kept::All) continue;
+        std::visit(
+            [&](auto member) {
+              const auto& values = this->*member;
+              if constexpr (std::is_same_v<decltype(member), Counts PerSample::*>) {
+                r.arrays[s.name] = runner::Array{shape_of(s, values.size()), values};
+              } else {
+                for (std::size_t k = 0; k < names.size(); ++k)
+                  r.arrays[s.name + ("." + names[k])] = runner::Array{shape_of(s, values[k].size()), values[k]};
+              }
+            },
+            s.values);
       }
     }
     void load(const runner::CheckpointState& r) {
-      labels = r.counts("labels");
-      oracle = r.counts("oracle");
-      ranking = r.counts("ranking");
-      for (std::size_t k = 0; k < names.size(); ++k) {
-        const std::string& x = names[k];
-        correct[k] = r.counts("correct." + x);
-        entropy[k] = r.reals("entropy." + x);
-        beta[k] = r.reals("beta." + x);
-        weight[k] = r.reals("weight_on_max." + x);
-        map[k] = r.reals("map." + x);
-      }
+      for (const Series& s : kSeries)
+        std::visit(
+            [&](auto member) {
+              auto& values = this->*member;
+              if constexpr (std::is_same_v<decltype(member), Counts PerSample::*>) {
+                values = std::get<Counts>(r.arrays.at(s.name).data);
+              } else {
+                for (std::size_t k = 0; k < names.size(); ++k)
+                  values[k] = std::get<typename std::decay_t<decltype(values)>::value_type>(
+                      r.arrays.at(s.name + ("." + names[k])).data);
+              }
+            },
+            s.values);
     }
   };
 };

@@ -16,6 +16,7 @@
 #include "experiments/normaliser_param.hpp"
 #include "normalisers/spec.hpp"
 #include "experiments/float_training_state.hpp"
+#include "experiments/training_curve.hpp"
 #include "runners/main.hpp"
 
 namespace sharp {
@@ -25,53 +26,32 @@ using runner::Record;
 
 namespace {
 
-// The training curve: one entry every eval_every steps and at the last step. Train loss, accuracy
-// and gradient norm are means over the steps since the previous entry; eval figures are on the
-// fixed evaluation set. The curve is an output (curve_<name> arrays); the running sums of the
-// current window are checkpoint state only.
-struct Curve {
-  std::vector<std::int64_t> step;
-  std::vector<double> train_loss, train_accuracy, grad_norm, lr, eval_loss, eval_accuracy;
-  // Running sums over the current window.
-  double window_loss = 0.0, window_grad_norm = 0.0;
-  std::int64_t window_correct = 0, window_steps = 0;
+// The training curve (experiments/training_curve.hpp): train loss, accuracy and gradient norm are
+// means over the steps since the previous entry; eval figures are on the fixed evaluation set.
+struct CurveEntry {
+  double train_loss = 0, train_accuracy = 0, grad_norm = 0, lr = 0, eval_loss = 0, eval_accuracy = 0;
 
-  // The real-valued series by name: curve_<name> in the record and the checkpoint.
-  struct Series {
-    const char* name;
-    std::vector<double> Curve::*values;
-    const char* unit;
-    const char* meaning;
+  static constexpr const char* kStepMeaning = "step of each curve entry (every eval_every steps and the last)";
+  static inline const CurveSeries<CurveEntry> kSeries[] = {
+      {"train_loss", &CurveEntry::train_loss, "nats", "mean training batch loss since the previous entry"},
+      {"train_accuracy", &CurveEntry::train_accuracy, "fraction",
+       "mean training batch accuracy since the previous entry"},
+      {"grad_norm", &CurveEntry::grad_norm, "", "mean global gradient norm since the previous entry"},
+      {"lr", &CurveEntry::lr, "", "learning rate of the entry's step"},
+      {"eval_loss", &CurveEntry::eval_loss, "nats", "mean cross-entropy on the fixed evaluation sets"},
+      {"eval_accuracy", &CurveEntry::eval_accuracy, "fraction", "accuracy on the fixed evaluation sets"},
   };
-  static constexpr Series kSeries[] = {
-      {"train_loss", &Curve::train_loss, "nats", "mean training batch loss since the previous entry"},
-      {"train_accuracy", &Curve::train_accuracy, "fraction", "mean training batch accuracy since the previous entry"},
-      {"grad_norm", &Curve::grad_norm, "", "mean global gradient norm since the previous entry"},
-      {"lr", &Curve::lr, "", "learning rate of the entry's step"},
-      {"eval_loss", &Curve::eval_loss, "nats", "mean cross-entropy on the fixed evaluation sets"},
-      {"eval_accuracy", &Curve::eval_accuracy, "fraction", "accuracy on the fixed evaluation sets"},
-  };
-
-  void save_series(runner::NamedValues& r) const {
-    r.set_array("curve_step", step);
-    for (const Series& s : kSeries) r.set_array(std::string("curve_") + s.name, this->*s.values);
-  }
-  void save_state(runner::CheckpointState& state) const {
-    save_series(state);
-    state.set("window_loss", window_loss);
-    state.set("window_grad_norm", window_grad_norm);
-    state.set_count("window_correct", window_correct);
-    state.set_count("window_steps", window_steps);
-  }
-  void load_state(const runner::CheckpointState& state) {
-    step = state.counts("curve_step");
-    for (const Series& s : kSeries) this->*s.values = state.reals(std::string("curve_") + s.name);
-    window_loss = state.real("window_loss");
-    window_grad_norm = state.real("window_grad_norm");
-    window_correct = state.count("window_correct");
-    window_steps = state.count("window_steps");
-  }
 };
+struct CurveWindow {
+  double loss = 0.0, grad_norm = 0.0;
+  std::int64_t correct = 0, steps = 0;
+
+  static inline const WindowSum<CurveWindow> kSums[] = {{"window_loss", &CurveWindow::loss},
+                                                        {"window_grad_norm", &CurveWindow::grad_norm},
+                                                        {"window_correct", &CurveWindow::correct},
+                                                        {"window_steps", &CurveWindow::steps}};
+};
+using Curve = TrainingCurve<CurveEntry, CurveWindow>;
 
 // The names of the model's weight tensors for a point (param.<tensor> outputs).
 max_retrieval::ModelConfig model_config(const Point& p) {
@@ -136,10 +116,8 @@ public:
         metric_integer("parameters", "weights", "number of trained weights"),
         metric_integer("first_step_98", "steps", "first curve step with eval accuracy >= 0.98 (-1: none)"),
         metric_integer("stable_step_98", "steps", "first curve step from which every later entry stays >= 0.98 (-1: none)"),
-        array_integer("curve_step", {"*"}, "steps", "step of each curve entry (every eval_every steps and the last)"),
     };
-    for (const Curve::Series& s : Curve::kSeries)
-      out.push_back(array_real(std::string("curve_") + s.name, {"*"}, s.unit, std::string(s.meaning) + ", per curve entry"));
+    for (runner::OutputSpec& o : Curve::outputs()) out.push_back(std::move(o));
     out.push_back(array_real("step_loss", {"steps"}, "nats", "training batch loss of every step"));
     out.push_back(array_real("step_accuracy", {"steps"}, "fraction", "training batch accuracy of every step"));
     out.push_back(array_integer("model_shape", {"5"}, "",
@@ -218,22 +196,19 @@ public:
       const std::int64_t done = trainer.steps_done();
       step_loss.push_back(s.loss);
       step_accuracy.push_back(double(s.correct) / double(config.batch));
-      curve.window_loss += s.loss;
-      curve.window_grad_norm += s.grad_norm;
-      curve.window_correct += s.correct;
-      curve.window_steps += 1;
+      curve.window.loss += s.loss;
+      curve.window.grad_norm += s.grad_norm;
+      curve.window.correct += s.correct;
+      curve.window.steps += 1;
       if (done % eval_every == 0 || done == steps) {
         const max_retrieval::Evaluation e = trainer.evaluate(eval_key, eval_samples, config.train_n);
-        const double w = double(curve.window_steps);
-        curve.step.push_back(done);
-        curve.train_loss.push_back(curve.window_loss / w);
-        curve.train_accuracy.push_back(double(curve.window_correct) / (w * double(config.batch)));
-        curve.grad_norm.push_back(curve.window_grad_norm / w);
-        curve.lr.push_back(s.lr);
-        curve.eval_loss.push_back(e.loss);
-        curve.eval_accuracy.push_back(e.accuracy());
-        curve.window_loss = curve.window_grad_norm = 0.0;
-        curve.window_correct = curve.window_steps = 0;
+        const double w = double(curve.window.steps);
+        curve.append(done, {.train_loss = curve.window.loss / w,
+                            .train_accuracy = double(curve.window.correct) / (w * double(config.batch)),
+                            .grad_norm = curve.window.grad_norm / w,
+                            .lr = s.lr,
+                            .eval_loss = e.loss,
+                            .eval_accuracy = e.accuracy()});
       }
       if (done < steps && ctx.checkpoint_due()) {
         runner::CheckpointState state;
@@ -247,26 +222,26 @@ public:
     }
 
     Record r;
-    const double final_accuracy = curve.eval_accuracy.back();
+    const double final_accuracy = curve.last().eval_accuracy;
     r.set("accuracy", final_accuracy);
-    r.set("eval_loss", curve.eval_loss.back());
+    r.set("eval_loss", curve.last().eval_loss);
     r.set_count("correct", std::int64_t(std::llround(final_accuracy * double(eval_samples))));
-    r.set("final_train_loss", curve.train_loss.back());
+    r.set("final_train_loss", curve.last().train_loss);
     r.set_count("parameters", std::int64_t(trainer.params().size()));
     const norm::Spec bound = max_retrieval::bound_normaliser_spec(trainer.layout(), trainer.params().data());
     for (const std::string& key : trainer.layout().normaliser.learned) r.set_array("learned." + key, std::vector<double>{bound.params.at(key)});
     // The target of docs/science.md#max-retrieval on the curve: the first evaluation at >= 98% ("first touched") and the first
     // from which every later evaluation stays >= 98% (-1: none).
     std::int64_t first98 = -1, stable98 = -1;
-    for (std::size_t i = 0; i < curve.step.size(); ++i) {
-      const bool above = curve.eval_accuracy[i] >= 0.98;
-      if (above && first98 < 0) first98 = curve.step[i];
-      if (above && stable98 < 0) stable98 = curve.step[i];
+    for (std::size_t i = 0; i < curve.steps().size(); ++i) {
+      const bool above = curve.entries()[i].eval_accuracy >= 0.98;
+      if (above && first98 < 0) first98 = curve.steps()[i];
+      if (above && stable98 < 0) stable98 = curve.steps()[i];
       if (!above) stable98 = -1;
     }
     r.set_count("first_step_98", first98);
     r.set_count("stable_step_98", stable98);
-    curve.save_series(r);
+    curve.save(r);
     r.set_array("step_loss", step_loss);
     r.set_array("step_accuracy", step_accuracy);
     // Model description for sharp-eval-max: [item features, width, depth, d, classes].

@@ -66,26 +66,43 @@ std::vector<text::Sample> draw_batch(const text_model::TaskMix& mix, std::uint64
   return out;
 }
 
-// The training curve: one entry every eval_every steps and at the last step; train figures are means
-// over the steps since the previous entry, eval figures teacher-forced on the fixed evaluation set.
-TrainingCurve make_curve() {
-  return TrainingCurve({
-      {"train_loss", "nats", "mean training loss per answer token since the previous entry"},
-      {"train_token_accuracy", "fraction", "answer tokens predicted right (teacher-forced) since the previous entry"},
-      {"grad_norm", "", "mean global gradient norm since the previous entry"},
-      {"lr", "", "learning rate of the entry's step"},
-      {"eval_loss", "nats", "mean loss per answer token on the fixed evaluation set"},
-      {"eval_token_accuracy", "fraction", "answer tokens right on the evaluation set (teacher-forced)"},
-      {"eval_exact_match", "fraction", "evaluation samples with every answer token right (= greedy exact match of the answer)"},
-  });
-}
+// The training curve (experiments/training_curve.hpp): train figures are means over the steps since
+// the previous entry, eval figures teacher-forced on the fixed evaluation set.
+struct CurveEntry {
+  double train_loss = 0, train_token_accuracy = 0, grad_norm = 0, lr = 0, eval_loss = 0, eval_token_accuracy = 0,
+         eval_exact_match = 0;
+
+  static constexpr const char* kStepMeaning = "step of each curve entry";
+  static inline const CurveSeries<CurveEntry> kSeries[] = {
+      {"train_loss", &CurveEntry::train_loss, "nats", "mean training loss per answer token since the previous entry"},
+      {"train_token_accuracy", &CurveEntry::train_token_accuracy, "fraction",
+       "answer tokens predicted right (teacher-forced) since the previous entry"},
+      {"grad_norm", &CurveEntry::grad_norm, "", "mean global gradient norm since the previous entry"},
+      {"lr", &CurveEntry::lr, "", "learning rate of the entry's step"},
+      {"eval_loss", &CurveEntry::eval_loss, "nats", "mean loss per answer token on the fixed evaluation set"},
+      {"eval_token_accuracy", &CurveEntry::eval_token_accuracy, "fraction",
+       "answer tokens right on the evaluation set (teacher-forced)"},
+      {"eval_exact_match", &CurveEntry::eval_exact_match, "fraction",
+       "evaluation samples with every answer token right (= greedy exact match of the answer)"},
+  };
+};
+// Sums as reals, as earlier checkpoints hold them.
+struct CurveWindow {
+  double loss = 0, grad_norm = 0, targets = 0, correct = 0, steps = 0;
+
+  static inline const WindowSum<CurveWindow> kSums[] = {{"window.loss", &CurveWindow::loss},
+                                                        {"window.grad_norm", &CurveWindow::grad_norm},
+                                                        {"window.targets", &CurveWindow::targets},
+                                                        {"window.correct", &CurveWindow::correct},
+                                                        {"window.steps", &CurveWindow::steps}};
+};
+using Curve = TrainingCurve<CurveEntry, CurveWindow>;
 
 // The progress line of a curve entry: its training loss and the evaluation set's figures.
-std::string progress_detail(const TrainingCurve& curve) {
+std::string progress_detail(const Curve& curve) {
   char b[160];
   std::snprintf(b, sizeof b, "train loss %.4f, eval loss %.4f, exact match %.3f on the evaluation set",
-                curve.series("train_loss").back(), curve.series("eval_loss").back(),
-                curve.series("eval_exact_match").back());
+                curve.last().train_loss, curve.last().eval_loss, curve.last().eval_exact_match);
   return b;
 }
 
@@ -132,7 +149,7 @@ public:
         metric_real("final_train_loss", "nats", "mean training loss per answer token of the last curve window"),
         metric_integer("parameters", "weights", "number of trained weights"),
     };
-    for (runner::OutputSpec& o : make_curve().outputs()) out.push_back(std::move(o));
+    for (runner::OutputSpec& o : Curve::outputs()) out.push_back(std::move(o));
     runner::OutputSpec param = array_real("param.<tensor>", {"..."}, "", "final weights of one tensor (float32 values stored as float64)");
     param.items = tensor_names;
     param.items_help = "one per weight tensor of the transformer, e.g. param.embedding [vocab, d_model]";
@@ -185,7 +202,7 @@ public:
         draw_batch(mix, ctx.stream_key("eval"), 0, std::size_t(p.integer("eval_samples")));
 
     transformer::Trainer trainer(config, ctx.stream_key("init"), ctx.threads());
-    TrainingCurve curve = make_curve();
+    Curve curve;
     if (auto saved = ctx.load_checkpoint()) {
       load_training_checkpoint(*saved, steps, [&](std::int64_t step) {
         load_float_training_state(*saved, trainer.params(), trainer.optimiser().m(), trainer.optimiser().v());
@@ -199,22 +216,22 @@ public:
       const text_model::TokenBatch b = text_model::make_token_batch(draw_batch(mix, data_key, first, batch));
       const transformer::StepStats s = trainer.step(b.inputs.data(), b.targets.data(), b.batch, b.length);
       const std::int64_t done = trainer.steps_done();
-      curve.accumulate("loss", s.loss);
-      curve.accumulate("grad_norm", s.grad_norm);
-      curve.accumulate("targets", double(s.targets));
-      curve.accumulate("correct", double(s.correct));
-      curve.accumulate("steps", 1.0);
+      curve.window.loss += s.loss;
+      curve.window.grad_norm += s.grad_norm;
+      curve.window.targets += double(s.targets);
+      curve.window.correct += double(s.correct);
+      curve.window.steps += 1.0;
       if (done % eval_every == 0 || done == steps) {
         const text_model::TeacherForcedScore e =
             text_model::teacher_forced_score(trainer.model(), trainer.params().data(), eval_set, ctx.threads());
-        const double w = curve.window("steps");
-        curve.append(done, {{"train_loss", curve.window("loss") / w},
-                            {"train_token_accuracy", curve.window("correct") / std::max(1.0, curve.window("targets"))},
-                            {"grad_norm", curve.window("grad_norm") / w},
-                            {"lr", s.lr},
-                            {"eval_loss", e.loss},
-                            {"eval_token_accuracy", e.token_accuracy},
-                            {"eval_exact_match", e.exact_match}});
+        const double w = curve.window.steps;
+        curve.append(done, {.train_loss = curve.window.loss / w,
+                            .train_token_accuracy = curve.window.correct / std::max(1.0, curve.window.targets),
+                            .grad_norm = curve.window.grad_norm / w,
+                            .lr = s.lr,
+                            .eval_loss = e.loss,
+                            .eval_token_accuracy = e.token_accuracy,
+                            .eval_exact_match = e.exact_match});
         ctx.report_progress({"step", done, steps, first_step, progress_detail(curve)});
       }
       if (done < steps && ctx.checkpoint_due()) {
@@ -227,10 +244,10 @@ public:
     }
 
     Record r;
-    r.set("exact_match", curve.series("eval_exact_match").back());
-    r.set("token_accuracy", curve.series("eval_token_accuracy").back());
-    r.set("eval_loss", curve.series("eval_loss").back());
-    r.set("final_train_loss", curve.series("train_loss").back());
+    r.set("exact_match", curve.last().eval_exact_match);
+    r.set("token_accuracy", curve.last().eval_token_accuracy);
+    r.set("eval_loss", curve.last().eval_loss);
+    r.set("final_train_loss", curve.last().train_loss);
     r.set_count("parameters", std::int64_t(trainer.params().size()));
     curve.save(r);
     for (auto& [name, array] : transformer::model_arrays(trainer.model().layout(), trainer.params().data()))

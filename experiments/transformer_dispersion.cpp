@@ -6,7 +6,10 @@
 // (docs/science.md#weight-norm-bound) and its certificate (the bound with LayerNorm's analytic input
 // norm, independent of n). The check across n (β·certificate constant in n, the lemma, the O(1/n)
 // rate of α_max) reads the result file: analysis/transformer_theorem.py.
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <string>
@@ -38,9 +41,6 @@ const std::vector<std::string> kInputs = {"uniform", "needle", "task"};
 // (normaliser too: a trained model's heads keep the normaliser, and learned scalars, they were trained with.)
 const std::vector<std::string> kRandomOnly = {"layers",     "heads",      "d_model",    "vocab",     "causal",
                                               "positional", "layer_norm", "init_scale", "max_length", "normaliser"};
-// Per-row statistics stored by --row-arrays 1, [layer, head, sample, row].
-const std::vector<std::string> kRowStats = {"delta", "alpha_max", "alpha_min", "entropy", "beta", "support"};
-
 runner::ParamSpec flag_param(std::string name, std::string default_value, std::string help) {
   return runner::integer_param(std::move(name), std::move(default_value), std::move(help), 0).at_most(std::int64_t{1});
 }
@@ -81,13 +81,36 @@ std::vector<std::int32_t> make_tokens(const std::string& kind, std::size_t sampl
   return tokens;
 }
 
-template <class F>
-std::vector<double> per_head(const std::vector<head_measure::HeadSummary>& heads, F field) {
-  std::vector<double> v;
-  v.reserve(heads.size());
-  for (const auto& h : heads) v.push_back(field(h));
-  return v;
-}
+// One forward pass: its rows, its tokens [batch, length], and per sequence the task length (keys of a
+// task prompt; 0 for uniform and needle inputs).
+struct Pass {
+  head_measure::RowRecorder recorder;
+  std::vector<std::int32_t> tokens;
+  std::vector<std::int64_t> task_lengths;
+};
+
+// One head as the point reports it: its row summary (head_measure::summarise_heads), its weight-norm
+// bound, and two quantities of the point's own.
+struct Head : head_measure::HeadSummary, head_measure::HeadWeightBound {
+  double n_alpha_max_last = 0;        // k·α_max of the last row, k its sequence's length (mean over samples)
+  std::int64_t lemma_violations = 0;  // rows above the lemma's upper or below its lower bound
+};
+
+// What a point measured, from which every output but the rows is read (output_table).
+struct Measured {
+  std::size_t layers = 0, heads_per_layer = 0;
+  std::vector<Head> heads;                                       // [layer · head]
+  std::vector<double> input_norm_max, certificate_input_norm;    // [layer]
+  std::vector<std::int64_t> tokens, task_length;                 // [samples]
+  double ln_n = 0, uniform_baseline = 0;   // means over the sequences of each sequence's own length
+
+  std::vector<double> column(double Head::*field) const {
+    std::vector<double> v;
+    v.reserve(heads.size());
+    for (const Head& h : heads) v.push_back(h.*field);
+    return v;
+  }
+};
 
 double max_of(const std::vector<double>& v) {
   double m = -std::numeric_limits<double>::infinity();
@@ -104,14 +127,269 @@ double mean_of(const std::vector<double>& v) {
   for (double x : v) s += x;
   return s / double(v.size());
 }
+double mean_of(const std::vector<std::int64_t>& v) {
+  double s = 0;
+  for (std::int64_t x : v) s += double(x);
+  return s / double(v.size());
+}
 
-// One forward pass: its rows, its tokens [batch, length], and per sequence the task length (keys of a
-// task prompt; 0 for uniform and needle inputs).
-struct Pass {
-  head_measure::RowRecorder recorder;
-  std::vector<std::int32_t> tokens;
-  std::vector<std::int64_t> task_lengths;
+// One output: its declaration and how it is read from the measurement. Every output name is written
+// once, in output_table(); a quantity of a head is a member of Head, so a misspelt field does not compile.
+struct Output {
+  runner::OutputSpec spec;
+  std::function<void(const Measured&, Record&)> record;
 };
+
+Output real_metric(const std::string& name, std::string unit, std::string meaning, double (*value)(const Measured&)) {
+  return {runner::metric_real(name, std::move(unit), std::move(meaning)),
+          [name, value](const Measured& m, Record& r) { r.set(name, value(m)); }};
+}
+Output count_metric(const std::string& name, std::string unit, std::string meaning,
+                    std::int64_t (*value)(const Measured&)) {
+  return {runner::metric_integer(name, std::move(unit), std::move(meaning)),
+          [name, value](const Measured& m, Record& r) { r.set_count(name, value(m)); }};
+}
+// A metric of one per-head quantity over the heads: `over` is max_of, min_of or mean_of.
+Output over_heads(const std::string& name, std::string unit, std::string meaning, double Head::*field,
+                  double (*over)(const std::vector<double>&)) {
+  return {runner::metric_real(name, std::move(unit), std::move(meaning)),
+          [name, field, over](const Measured& m, Record& r) { r.set(name, over(m.column(field))); }};
+}
+// A count metric: the sum of one per-head count over the heads.
+Output total_over_heads(const std::string& name, std::string unit, std::string meaning, std::int64_t Head::*field) {
+  return {runner::metric_integer(name, std::move(unit), std::move(meaning)),
+          [name, field](const Measured& m, Record& r) {
+            std::int64_t total = 0;
+            for (const Head& h : m.heads) total += h.*field;
+            r.set_count(name, total);
+          }};
+}
+// Arrays [layer, head], [layer] and [samples]; the meaning gets the shape's prefix.
+Output head_array(const std::string& name, std::string unit, const std::string& meaning, double Head::*field) {
+  return {runner::array_real(name, {"*", "*"}, std::move(unit), "[layer, head] " + meaning),
+          [name, field](const Measured& m, Record& r) {
+            r.set_array(name, m.column(field), {m.layers, m.heads_per_layer});
+          }};
+}
+Output head_count_array(const std::string& name, std::string unit, const std::string& meaning,
+                        std::int64_t Head::*field) {
+  return {runner::array_integer(name, {"*", "*"}, std::move(unit), "[layer, head] " + meaning),
+          [name, field](const Measured& m, Record& r) {
+            std::vector<std::int64_t> v;
+            for (const Head& h : m.heads) v.push_back(h.*field);
+            r.arrays[name] = runner::Array{{m.layers, m.heads_per_layer}, std::move(v)};
+          }};
+}
+Output layer_array(const std::string& name, std::string unit, const std::string& meaning,
+                   std::vector<double> Measured::*field) {
+  return {runner::array_real(name, {"*"}, std::move(unit), "[layer] " + meaning),
+          [name, field](const Measured& m, Record& r) { r.set_array(name, m.*field); }};
+}
+Output sample_array(const std::string& name, std::string unit, const std::string& meaning,
+                    std::vector<std::int64_t> Measured::*field) {
+  return {runner::array_integer(name, {"samples"}, std::move(unit), "per sample: " + meaning),
+          [name, field](const Measured& m, Record& r) { r.set_array(name, m.*field); }};
+}
+
+// The outputs in declaration order: /points metrics (aggregates over heads), then the arrays.
+const std::vector<Output>& output_table() {
+  static const std::vector<Output> table = {
+      count_metric("layers", "", "blocks of the model measured",
+                   [](const Measured& m) { return std::int64_t(m.layers); }),
+      count_metric("heads", "", "heads per block of the model measured",
+                   [](const Measured& m) { return std::int64_t(m.heads_per_layer); }),
+      over_heads("delta_max", "logit units", "largest delta_row over every head, row and sample (sup delta at this n)",
+                 &Head::delta_max, max_of),
+      over_heads("delta_half_mean", "logit units", "delta_row over rows with k >= n/2, mean over rows, then over heads",
+                 &Head::delta_half_mean, mean_of),
+      over_heads("delta_last_mean", "logit units", "delta of the last row, mean over heads", &Head::delta_last, mean_of),
+      over_heads("delta_last_max", "logit units", "delta of the last row, max over heads", &Head::delta_last, max_of),
+      over_heads("alpha_max_last_max", "probability", "largest coefficient of the last row, max over heads",
+                 &Head::alpha_max_last, max_of),
+      over_heads("alpha_max_last_mean", "probability", "largest coefficient of the last row, mean over heads",
+                 &Head::alpha_max_last, mean_of),
+      over_heads("alpha_max_half_max", "probability", "largest coefficient over rows with k >= n/2 and heads",
+                 &Head::alpha_max_half_max, max_of),
+      over_heads("alpha_max_half_mean", "probability",
+                 "largest coefficient per row, mean over rows with k >= n/2 and heads", &Head::alpha_max_half_mean, mean_of),
+      over_heads("n_alpha_max_last_max", "",
+                 "k * alpha_max of the last row (k its keys), max over heads (1 for uniform attention)",
+                 &Head::n_alpha_max_last, max_of),
+      over_heads("n_alpha_max_half_mean", "",
+                 "k * alpha_max over rows with k >= n/2, mean over rows and heads (bounded in n for dispersing heads)",
+                 &Head::n_alpha_max_half_mean, mean_of),
+      over_heads("entropy_last_mean", "nats", "entropy of the last row, mean over heads (ln n when uniform)",
+                 &Head::entropy_last, mean_of),
+      over_heads("entropy_last_min", "nats", "entropy of the last row, min over heads", &Head::entropy_last, min_of),
+      over_heads("entropy_half_mean", "nats", "entropy over rows with k >= n/2, mean over rows and heads",
+                 &Head::entropy_half_mean, mean_of),
+      over_heads("entropy_gap_half_mean", "nats", "ln k - entropy over rows with k >= n/2, mean over rows and heads",
+                 &Head::entropy_gap_half, mean_of),
+      over_heads("entropy_all_mean", "nats", "entropy over every row, mean over rows and heads", &Head::entropy_all_mean,
+                 mean_of),
+      real_metric("ln_n", "nats",
+                  "ln of a sequence's length, mean over samples (ln n; a task prompt's own length): the last row's "
+                  "entropy under uniform attention",
+                  [](const Measured& m) { return m.ln_n; }),
+      real_metric("uniform_baseline", "nats",
+                  "uniform attention's mean row entropy: ln(n!)/n causal, ln n encoder (n a sequence's length, mean "
+                  "over samples)",
+                  [](const Measured& m) { return m.uniform_baseline; }),
+      real_metric("tokens", "tokens", "length of a sequence, mean over samples: n, or a task prompt's own length (<= n)",
+                  [](const Measured& m) { return mean_of(m.tokens); }),
+      real_metric("task_length", "keys", "keys of a task prompt, mean over samples (0 for uniform and needle)",
+                  [](const Measured& m) { return mean_of(m.task_length); }),
+      real_metric("beta_max", "", "largest effective beta over every row and head (NaN outside the softmax family)",
+                  [](const Measured& m) {
+                    double beta = std::numeric_limits<double>::quiet_NaN();
+                    for (const Head& h : m.heads)
+                      if (std::isfinite(h.beta_max))
+                        beta = std::isfinite(beta) ? std::max(beta, h.beta_max) : h.beta_max;
+                    return beta;
+                  }),
+      over_heads("support_last_mean", "keys", "keys with p > 0 in the last row, mean over heads", &Head::support_last,
+                 mean_of),
+      total_over_heads("lemma_rows", "rows", "rows checked against the lemma (every row for the softmax family)",
+                       &Head::lemma_rows),
+      total_over_heads("lemma_violations", "rows",
+                       "rows with alpha_max k > exp(beta delta_row) or alpha_min k < exp(-beta delta_row) (relative "
+                       "slack 1e-12); must be 0",
+                       &Head::lemma_violations),
+      over_heads("weight_bound_min", "logit units", "the weight-norm bound on delta_row, min over heads", &Head::bound,
+                 min_of),
+      real_metric("weight_bound_ratio_max", "", "delta_max / weight-norm bound per head, max over heads (at most 1)",
+                  [](const Measured& m) {
+                    double ratio = 0;
+                    for (const Head& h : m.heads) ratio = std::max(ratio, h.delta_max / h.bound);
+                    return ratio;
+                  }),
+      count_metric("weight_bound_violations", "heads",
+                   "heads whose delta_max exceeds their bound (relative slack 1e-12); must be 0",
+                   [](const Measured& m) {
+                     std::int64_t heads = 0;
+                     for (const Head& h : m.heads) heads += h.delta_max > h.bound * (1.0 + head_measure::kLemmaSlack);
+                     return heads;
+                   }),
+      over_heads("certificate_max", "logit units",
+                 "the certificate (the weight-norm bound with R analytic where LayerNorm precedes attention), max over "
+                 "heads",
+                 &Head::certificate, max_of),
+      head_array("delta_max", "logit units", "largest delta_row over every row and sample", &Head::delta_max),
+      head_array("delta_half_max", "logit units", "largest delta_row over rows with k >= n/2", &Head::delta_half_max),
+      head_array("delta_half_mean", "logit units", "mean delta_row over rows with k >= n/2", &Head::delta_half_mean),
+      head_array("delta_last", "logit units", "delta of the last row (mean over samples)", &Head::delta_last),
+      head_array("alpha_max_last", "probability", "largest coefficient of the last row (mean over samples)",
+                 &Head::alpha_max_last),
+      head_array("n_alpha_max_last", "", "k * largest coefficient of the last row, k its keys (mean over samples)",
+                 &Head::n_alpha_max_last),
+      head_array("alpha_min_last", "probability", "smallest coefficient of the last row (mean over samples)",
+                 &Head::alpha_min_last),
+      head_array("alpha_max_half_max", "probability", "largest coefficient over rows with k >= n/2",
+                 &Head::alpha_max_half_max),
+      head_array("alpha_max_half_mean", "probability", "mean over rows with k >= n/2 of the row's largest coefficient",
+                 &Head::alpha_max_half_mean),
+      head_array("n_alpha_max_half_mean", "", "mean over rows with k >= n/2 of k * the row's largest coefficient",
+                 &Head::n_alpha_max_half_mean),
+      head_array("entropy_last", "nats", "entropy of the last row (mean over samples)", &Head::entropy_last),
+      head_array("entropy_half_mean", "nats", "mean entropy over rows with k >= n/2", &Head::entropy_half_mean),
+      head_array("entropy_gap_half", "nats", "mean of ln k - entropy over rows with k >= n/2", &Head::entropy_gap_half),
+      head_array("entropy_all_mean", "nats", "mean entropy over every row (compare uniform_baseline)",
+                 &Head::entropy_all_mean),
+      head_array("beta_last", "", "effective beta of the last row (NaN outside the softmax family)", &Head::beta_last),
+      head_array("beta_max", "", "largest effective beta over every row", &Head::beta_max),
+      head_array("support_last", "keys", "keys with p > 0 in the last row", &Head::support_last),
+      head_array("support_half_mean", "keys", "mean support over rows with k >= n/2", &Head::support_half_mean),
+      head_count_array("lemma_violations", "rows", "rows outside the lemma's bounds; must be 0", &Head::lemma_violations),
+      head_array("weight_bound", "logit units",
+                 "2 (smax(W_q) R + |b_q|)(smax(W_k) R + |b_k|)/sqrt(d_head) (+ ALiBi's slope (n-1)), R the largest "
+                 "attention input norm of the layer",
+                 &Head::bound),
+      head_array("certificate", "logit units",
+                 "the weight-norm bound with R = certificate_input_norm: independent of n where LayerNorm precedes "
+                 "attention (docs/science.md#measuring-heads)",
+                 &Head::certificate),
+      head_array("sigma_q", "", "largest singular value of the head's query weights", &Head::sigma_q),
+      head_array("sigma_k", "", "largest singular value of the head's key weights", &Head::sigma_k),
+      layer_array("input_norm_max", "", "largest norm of an attention input row (after LayerNorm)",
+                  &Measured::input_norm_max),
+      layer_array("certificate_input_norm", "",
+                  "R of the certificate: sqrt(d_model) max|gain| + |bias| of the LayerNorm before attention, else "
+                  "input_norm_max",
+                  &Measured::certificate_input_norm),
+      sample_array("tokens", "tokens", "its sequence's length (n, or a task prompt's own length)", &Measured::tokens),
+      sample_array("task_length", "keys", "keys of its task prompt (0 for uniform and needle)", &Measured::task_length),
+  };
+  return table;
+}
+
+// Per-row statistics stored by --row-arrays 1 (row.<stat> [layer, head, sample, row]).
+struct RowStat {
+  const char* name;
+  double (*value)(const transformer::AttentionRowStats&);
+};
+const RowStat kRowStats[] = {
+    {"delta", [](const transformer::AttentionRowStats& s) { return s.logit_max - s.logit_min; }},
+    {"alpha_max", [](const transformer::AttentionRowStats& s) { return s.alpha_max; }},
+    {"alpha_min", [](const transformer::AttentionRowStats& s) { return s.alpha_min; }},
+    {"entropy", [](const transformer::AttentionRowStats& s) { return s.entropy; }},
+    {"beta", [](const transformer::AttentionRowStats& s) { return s.beta; }},
+    {"support", [](const transformer::AttentionRowStats& s) { return double(s.support); }},
+};
+
+// The point's measurement: `passes` (each a batch of sequences of one length), the head summaries of
+// each pass (`parts`) and of all of them (`summaries`), the heads' weight-norm bounds and the layers'
+// largest attention input norms.
+Measured measure(bool causal, std::size_t samples, const std::vector<Pass>& passes,
+                 const std::vector<std::vector<head_measure::HeadSummary>>& parts,
+                 const std::vector<head_measure::HeadSummary>& summaries,
+                 const std::vector<head_measure::HeadWeightBound>& bounds, std::vector<double> input_norms) {
+  Measured m;
+  m.layers = passes[0].recorder.layers();
+  m.heads_per_layer = passes[0].recorder.heads();
+  m.heads.resize(summaries.size());
+  m.certificate_input_norm.resize(m.layers);
+  for (std::size_t i = 0; i < summaries.size(); ++i) {
+    Head& h = m.heads[i];
+    static_cast<head_measure::HeadSummary&>(h) = summaries[i];
+    static_cast<head_measure::HeadWeightBound&>(h) = bounds[i];
+    h.lemma_violations = summaries[i].lemma_violations_upper + summaries[i].lemma_violations_lower;
+    m.certificate_input_norm[i / m.heads_per_layer] = bounds[i].certificate_input_norm;
+  }
+  m.input_norm_max = std::move(input_norms);
+  for (std::size_t i = 0; i < passes.size(); ++i) {
+    const std::size_t length = passes[i].recorder.length(), batch = passes[i].recorder.batch();
+    const double w = double(batch) / double(samples);
+    m.ln_n += w * std::log(double(length));
+    m.uniform_baseline += w * head_measure::uniform_entropy_baseline(length, causal);
+    for (std::size_t j = 0; j < m.heads.size(); ++j)
+      m.heads[j].n_alpha_max_last += w * double(length) * parts[i][j].alpha_max_last;
+    m.tokens.insert(m.tokens.end(), batch, std::int64_t(length));
+    m.task_length.insert(m.task_length.end(), passes[i].task_lengths.begin(), passes[i].task_lengths.end());
+  }
+  return m;
+}
+
+// row.<stat> [layer, head, sample, n] of every pass; rows past the end of a shorter task prompt are NaN.
+void record_rows(const std::vector<Pass>& passes, std::size_t samples, std::size_t n, Record& r) {
+  const std::size_t L = passes[0].recorder.layers(), H = passes[0].recorder.heads();
+  const std::size_t stats = std::size(kRowStats);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::vector<double>> rows(stats, std::vector<double>(L * H * samples * n, nan));
+  std::size_t first = 0;   // the pass's first sample
+  for (const Pass& pass : passes) {
+    const head_measure::RowRecorder& rec = pass.recorder;
+    for (std::size_t l = 0; l < L; ++l)
+      for (std::size_t h = 0; h < H; ++h)
+        for (std::size_t b = 0; b < rec.batch(); ++b)
+          for (std::size_t i = 0; i < rec.length(); ++i) {
+            const std::size_t at = ((l * H + h) * samples + first + b) * n + i;
+            for (std::size_t k = 0; k < stats; ++k) rows[k][at] = kRowStats[k].value(rec.row(b, l, h, i));
+          }
+    first += rec.batch();
+  }
+  for (std::size_t k = 0; k < stats; ++k)
+    r.set_array(std::string("row.") + kRowStats[k].name, std::move(rows[k]), {L, H, samples, n});
+}
 
 }  // namespace
 
@@ -176,82 +454,22 @@ public:
     };
   }
   std::vector<runner::OutputSpec> outputs() const override {
-    using runner::array_integer, runner::array_real, runner::metric_integer, runner::metric_real;
-    const std::vector<std::string> lh = {"*", "*"};
-    runner::OutputSpec rows = array_real("row.<stat>", {"*", "*", "samples", "n"}, "",
-                                         "one statistic of every query row: delta (logit units), alpha_max, alpha_min "
-                                         "(probability), entropy (nats), beta (NaN outside the softmax family), support; "
-                                         "NaN past the end of a task prompt shorter than n");
-    rows.items = [](const Point& p) { return p.integer("row_arrays") == 1 ? kRowStats : std::vector<std::string>{}; };
-    rows.items_help = "delta, alpha_max, alpha_min, entropy, beta, support with --row-arrays 1; none otherwise";
-    return {
-        metric_integer("layers", "", "blocks of the model measured"),
-        metric_integer("heads", "", "heads per block of the model measured"),
-        metric_real("delta_max", "logit units", "largest delta_row over every head, row and sample (sup delta at this n)"),
-        metric_real("delta_half_mean", "logit units", "delta_row over rows with k >= n/2, mean over rows, then over heads"),
-        metric_real("delta_last_mean", "logit units", "delta of the last row, mean over heads"),
-        metric_real("delta_last_max", "logit units", "delta of the last row, max over heads"),
-        metric_real("alpha_max_last_max", "probability", "largest coefficient of the last row, max over heads"),
-        metric_real("alpha_max_last_mean", "probability", "largest coefficient of the last row, mean over heads"),
-        metric_real("alpha_max_half_max", "probability", "largest coefficient over rows with k >= n/2 and heads"),
-        metric_real("alpha_max_half_mean", "probability", "largest coefficient per row, mean over rows with k >= n/2 and heads"),
-        metric_real("n_alpha_max_last_max", "", "k * alpha_max of the last row (k its keys), max over heads (1 for uniform attention)"),
-        metric_real("n_alpha_max_half_mean", "",
-                    "k * alpha_max over rows with k >= n/2, mean over rows and heads (bounded in n for dispersing heads)"),
-        metric_real("entropy_last_mean", "nats", "entropy of the last row, mean over heads (ln n when uniform)"),
-        metric_real("entropy_last_min", "nats", "entropy of the last row, min over heads"),
-        metric_real("entropy_half_mean", "nats", "entropy over rows with k >= n/2, mean over rows and heads"),
-        metric_real("entropy_gap_half_mean", "nats", "ln k - entropy over rows with k >= n/2, mean over rows and heads"),
-        metric_real("entropy_all_mean", "nats", "entropy over every row, mean over rows and heads"),
-        metric_real("ln_n", "nats", "ln of a sequence's length, mean over samples (ln n; a task prompt's own length): the last row's entropy under uniform attention"),
-        metric_real("uniform_baseline", "nats", "uniform attention's mean row entropy: ln(n!)/n causal, ln n encoder (n a sequence's length, mean over samples)"),
-        metric_real("tokens", "tokens", "length of a sequence, mean over samples: n, or a task prompt's own length (<= n)"),
-        metric_real("task_length", "keys", "keys of a task prompt, mean over samples (0 for uniform and needle)"),
-        metric_real("beta_max", "", "largest effective beta over every row and head (NaN outside the softmax family)"),
-        metric_real("support_last_mean", "keys", "keys with p > 0 in the last row, mean over heads"),
-        metric_integer("lemma_rows", "rows", "rows checked against the lemma (every row for the softmax family)"),
-        metric_integer("lemma_violations", "rows",
-                       "rows with alpha_max k > exp(beta delta_row) or alpha_min k < exp(-beta delta_row) (relative slack 1e-12); must be 0"),
-        metric_real("weight_bound_min", "logit units", "the weight-norm bound on delta_row, min over heads"),
-        metric_real("weight_bound_ratio_max", "", "delta_max / weight-norm bound per head, max over heads (at most 1)"),
-        metric_integer("weight_bound_violations", "heads", "heads whose delta_max exceeds their bound (relative slack 1e-12); must be 0"),
-        metric_real("certificate_max", "logit units",
-                    "the certificate (the weight-norm bound with R analytic where LayerNorm precedes attention), max over heads"),
-        array_real("delta_max", lh, "logit units", "[layer, head] largest delta_row over every row and sample"),
-        array_real("delta_half_max", lh, "logit units", "[layer, head] largest delta_row over rows with k >= n/2"),
-        array_real("delta_half_mean", lh, "logit units", "[layer, head] mean delta_row over rows with k >= n/2"),
-        array_real("delta_last", lh, "logit units", "[layer, head] delta of the last row (mean over samples)"),
-        array_real("alpha_max_last", lh, "probability", "[layer, head] largest coefficient of the last row (mean over samples)"),
-        array_real("n_alpha_max_last", lh, "", "[layer, head] k * largest coefficient of the last row, k its keys (mean over samples)"),
-        array_real("alpha_min_last", lh, "probability", "[layer, head] smallest coefficient of the last row (mean over samples)"),
-        array_real("alpha_max_half_max", lh, "probability", "[layer, head] largest coefficient over rows with k >= n/2"),
-        array_real("alpha_max_half_mean", lh, "probability", "[layer, head] mean over rows with k >= n/2 of the row's largest coefficient"),
-        array_real("n_alpha_max_half_mean", lh, "", "[layer, head] mean over rows with k >= n/2 of k * the row's largest coefficient"),
-        array_real("entropy_last", lh, "nats", "[layer, head] entropy of the last row (mean over samples)"),
-        array_real("entropy_half_mean", lh, "nats", "[layer, head] mean entropy over rows with k >= n/2"),
-        array_real("entropy_gap_half", lh, "nats", "[layer, head] mean of ln k - entropy over rows with k >= n/2"),
-        array_real("entropy_all_mean", lh, "nats", "[layer, head] mean entropy over every row (compare uniform_baseline)"),
-        array_real("beta_last", lh, "", "[layer, head] effective beta of the last row (NaN outside the softmax family)"),
-        array_real("beta_max", lh, "", "[layer, head] largest effective beta over every row"),
-        array_real("support_last", lh, "keys", "[layer, head] keys with p > 0 in the last row"),
-        array_real("support_half_mean", lh, "keys", "[layer, head] mean support over rows with k >= n/2"),
-        array_integer("lemma_violations", lh, "rows", "[layer, head] rows outside the lemma's bounds; must be 0"),
-        array_real("weight_bound", lh, "logit units",
-                   "[layer, head] 2 (smax(W_q) R + |b_q|)(smax(W_k) R + |b_k|)/sqrt(d_head) (+ ALiBi's slope (n-1)), "
-                   "R the largest attention input norm of the layer"),
-        array_real("certificate", lh, "logit units",
-                   "[layer, head] the weight-norm bound with R = certificate_input_norm: independent of n where "
-                   "LayerNorm precedes attention (docs/science.md#measuring-heads)"),
-        array_real("sigma_q", lh, "", "[layer, head] largest singular value of the head's query weights"),
-        array_real("sigma_k", lh, "", "[layer, head] largest singular value of the head's key weights"),
-        array_real("input_norm_max", {"*"}, "", "[layer] largest norm of an attention input row (after LayerNorm)"),
-        array_real("certificate_input_norm", {"*"}, "",
-                   "[layer] R of the certificate: sqrt(d_model) max|gain| + |bias| of the LayerNorm before attention, "
-                   "else input_norm_max"),
-        array_integer("tokens", {"samples"}, "tokens", "per sample: its sequence's length (n, or a task prompt's own length)"),
-        array_integer("task_length", {"samples"}, "keys", "per sample: keys of its task prompt (0 for uniform and needle)"),
-        rows,
+    std::vector<runner::OutputSpec> out;
+    for (const Output& o : output_table()) out.push_back(o.spec);
+    runner::OutputSpec rows = runner::array_real(
+        "row.<stat>", {"*", "*", "samples", "n"}, "",
+        "one statistic of every query row: delta (logit units), alpha_max, alpha_min (probability), entropy (nats), "
+        "beta (NaN outside the softmax family), support; NaN past the end of a task prompt shorter than n");
+    rows.items = [](const Point& p) {
+      std::vector<std::string> names;
+      if (p.integer("row_arrays") == 1)
+        for (const RowStat& s : kRowStats) names.push_back(s.name);
+      return names;
     };
+    for (const RowStat& s : kRowStats) rows.items_help += std::string(rows.items_help.empty() ? "" : ", ") + s.name;
+    rows.items_help += " with --row-arrays 1; none otherwise";
+    out.push_back(rows);
+    return out;
   }
   // The model depends on its shape and the seed only (not on init_scale, which multiplies the same
   // standard normals, nor on n or the input); the inputs on n, the vocabulary and the input kind.
@@ -380,154 +598,13 @@ public:
     const std::vector<head_measure::HeadSummary> heads = head_measure::combine_summaries(parts, weights);
     const std::vector<head_measure::HeadWeightBound> bounds =
         head_measure::head_weight_bounds(model.layout(), params.data(), input_norms, longest);
-    return record(p, config.causal, passes, parts, heads, bounds, input_norms);
-  }
-
-private:
-  static Record record(const Point& p, bool causal, const std::vector<Pass>& passes,
-                       const std::vector<std::vector<head_measure::HeadSummary>>& parts,
-                       const std::vector<head_measure::HeadSummary>& heads,
-                       const std::vector<head_measure::HeadWeightBound>& bounds, const std::vector<double>& input_norms) {
-    using head_measure::HeadSummary;
-    const std::size_t L = passes[0].recorder.layers(), H = passes[0].recorder.heads();
-    const std::size_t n = std::size_t(p.integer("n")), B = std::size_t(p.integer("samples"));
-    const std::vector<std::size_t> lh = {L, H};
-    // Means over the sequences of quantities of each sequence's own length (n but for task prompts).
-    std::vector<std::int64_t> tokens, task_lengths;
-    double ln_n = 0, baseline = 0;
-    std::vector<double> n_alpha_last(L * H, 0.0);
-    for (std::size_t i = 0; i < passes.size(); ++i) {
-      const std::size_t length = passes[i].recorder.length(), batch = passes[i].recorder.batch();
-      const double w = double(batch) / double(B);
-      ln_n += w * std::log(double(length));
-      baseline += w * head_measure::uniform_entropy_baseline(length, causal);
-      for (std::size_t j = 0; j < L * H; ++j) n_alpha_last[j] += w * double(length) * parts[i][j].alpha_max_last;
-      tokens.insert(tokens.end(), batch, std::int64_t(length));
-      task_lengths.insert(task_lengths.end(), passes[i].task_lengths.begin(), passes[i].task_lengths.end());
-    }
-    auto mean_integer = [](const std::vector<std::int64_t>& v) {
-      double sum = 0;
-      for (std::int64_t x : v) sum += double(x);
-      return sum / double(v.size());
-    };
+    const Measured measured = measure(config.causal, samples, passes, parts, heads, bounds, input_norms);
     Record r;
-    auto both = [&](const std::string& name, std::vector<double> v) { r.set_array(name, std::move(v), lh); };
-    const auto delta_max = per_head(heads, [](const HeadSummary& h) { return h.delta_max; });
-    const auto delta_half_mean = per_head(heads, [](const HeadSummary& h) { return h.delta_half_mean; });
-    const auto delta_last = per_head(heads, [](const HeadSummary& h) { return h.delta_last; });
-    const auto alpha_last = per_head(heads, [](const HeadSummary& h) { return h.alpha_max_last; });
-    const auto alpha_half_max = per_head(heads, [](const HeadSummary& h) { return h.alpha_max_half_max; });
-    const auto alpha_half_mean = per_head(heads, [](const HeadSummary& h) { return h.alpha_max_half_mean; });
-    const auto n_alpha_half_mean = per_head(heads, [](const HeadSummary& h) { return h.n_alpha_max_half_mean; });
-    const auto entropy_last = per_head(heads, [](const HeadSummary& h) { return h.entropy_last; });
-    const auto entropy_half = per_head(heads, [](const HeadSummary& h) { return h.entropy_half_mean; });
-    const auto entropy_gap = per_head(heads, [](const HeadSummary& h) { return h.entropy_gap_half; });
-    const auto entropy_all = per_head(heads, [](const HeadSummary& h) { return h.entropy_all_mean; });
-    const auto beta_max = per_head(heads, [](const HeadSummary& h) { return h.beta_max; });
-    const auto support_last = per_head(heads, [](const HeadSummary& h) { return h.support_last; });
-    std::vector<double> bound(heads.size()), certificate(heads.size()), sigma_q(heads.size()), sigma_k(heads.size());
-    std::vector<double> certificate_input_norm(L);
-    std::vector<std::int64_t> violations(heads.size());
-    double ratio_max = 0;
-    std::int64_t bound_violations = 0, lemma_rows = 0, lemma_violations = 0;
-    for (std::size_t i = 0; i < heads.size(); ++i) {
-      bound[i] = bounds[i].bound;
-      certificate[i] = bounds[i].certificate;
-      certificate_input_norm[i / H] = bounds[i].certificate_input_norm;
-      sigma_q[i] = bounds[i].sigma_q;
-      sigma_k[i] = bounds[i].sigma_k;
-      ratio_max = std::max(ratio_max, delta_max[i] / bound[i]);
-      bound_violations += delta_max[i] > bound[i] * (1.0 + head_measure::kLemmaSlack);
-      violations[i] = heads[i].lemma_violations_upper + heads[i].lemma_violations_lower;
-      lemma_rows += heads[i].lemma_rows;
-      lemma_violations += violations[i];
-    }
-    double beta_overall = std::numeric_limits<double>::quiet_NaN();
-    for (double b : beta_max)
-      if (std::isfinite(b)) beta_overall = std::isfinite(beta_overall) ? std::max(beta_overall, b) : b;
-
-    r.set_count("layers", std::int64_t(L));
-    r.set_count("heads", std::int64_t(H));
-    r.set("delta_max", max_of(delta_max));
-    r.set("delta_half_mean", mean_of(delta_half_mean));
-    r.set("delta_last_mean", mean_of(delta_last));
-    r.set("delta_last_max", max_of(delta_last));
-    r.set("alpha_max_last_max", max_of(alpha_last));
-    r.set("alpha_max_last_mean", mean_of(alpha_last));
-    r.set("alpha_max_half_max", max_of(alpha_half_max));
-    r.set("alpha_max_half_mean", mean_of(alpha_half_mean));
-    r.set("n_alpha_max_last_max", max_of(n_alpha_last));
-    r.set("n_alpha_max_half_mean", mean_of(n_alpha_half_mean));
-    r.set("entropy_last_mean", mean_of(entropy_last));
-    r.set("entropy_last_min", min_of(entropy_last));
-    r.set("entropy_half_mean", mean_of(entropy_half));
-    r.set("entropy_gap_half_mean", mean_of(entropy_gap));
-    r.set("entropy_all_mean", mean_of(entropy_all));
-    r.set("ln_n", ln_n);
-    r.set("uniform_baseline", baseline);
-    r.set("tokens", mean_integer(tokens));
-    r.set("task_length", mean_integer(task_lengths));
-    r.set("beta_max", beta_overall);
-    r.set("support_last_mean", mean_of(support_last));
-    r.set_count("lemma_rows", lemma_rows);
-    r.set_count("lemma_violations", lemma_violations);
-    r.set("weight_bound_min", min_of(bound));
-    r.set("weight_bound_ratio_max", ratio_max);
-    r.set_count("weight_bound_violations", bound_violations);
-    r.set("certificate_max", max_of(certificate));
-
-    both("delta_max", delta_max);
-    both("delta_half_max", per_head(heads, [](const HeadSummary& h) { return h.delta_half_max; }));
-    both("delta_half_mean", delta_half_mean);
-    both("delta_last", delta_last);
-    both("alpha_max_last", alpha_last);
-    both("n_alpha_max_last", n_alpha_last);
-    both("alpha_min_last", per_head(heads, [](const HeadSummary& h) { return h.alpha_min_last; }));
-    both("alpha_max_half_max", alpha_half_max);
-    both("alpha_max_half_mean", alpha_half_mean);
-    both("n_alpha_max_half_mean", n_alpha_half_mean);
-    both("entropy_last", entropy_last);
-    both("entropy_half_mean", entropy_half);
-    both("entropy_gap_half", entropy_gap);
-    both("entropy_all_mean", entropy_all);
-    both("beta_last", per_head(heads, [](const HeadSummary& h) { return h.beta_last; }));
-    both("beta_max", beta_max);
-    both("support_last", support_last);
-    both("support_half_mean", per_head(heads, [](const HeadSummary& h) { return h.support_half_mean; }));
-    both("weight_bound", bound);
-    both("certificate", certificate);
-    both("sigma_q", sigma_q);
-    both("sigma_k", sigma_k);
-    r.arrays["lemma_violations"] = runner::Array{lh, std::move(violations)};
-    r.set_array("input_norm_max", input_norms);
-    r.set_array("certificate_input_norm", std::move(certificate_input_norm));
-    r.arrays["tokens"] = runner::Array{{B}, std::move(tokens)};
-    r.arrays["task_length"] = runner::Array{{B}, std::move(task_lengths)};
-
-    if (p.integer("row_arrays") == 1) {
-      // Rows past the end of a shorter task prompt are NaN.
-      const std::vector<std::size_t> shape = {L, H, B, n};
-      std::vector<std::vector<double>> rows(kRowStats.size(),
-                                            std::vector<double>(L * H * B * n, std::numeric_limits<double>::quiet_NaN()));
-      std::size_t first = 0;   // the pass's first sample
-      for (const Pass& pass : passes) {
-        const head_measure::RowRecorder& rec = pass.recorder;
-        for (std::size_t l = 0; l < L; ++l)
-          for (std::size_t h = 0; h < H; ++h)
-            for (std::size_t b = 0; b < rec.batch(); ++b)
-              for (std::size_t i = 0; i < rec.length(); ++i) {
-                const auto& s = rec.row(b, l, h, i);
-                const std::size_t at = ((l * H + h) * B + first + b) * n + i;
-                const double values[] = {s.logit_max - s.logit_min, s.alpha_max, s.alpha_min, s.entropy, s.beta,
-                                         double(s.support)};
-                for (std::size_t k = 0; k < kRowStats.size(); ++k) rows[k][at] = values[k];
-              }
-        first += rec.batch();
-      }
-      for (std::size_t k = 0; k < kRowStats.size(); ++k) r.set_array("row." + kRowStats[k], std::move(rows[k]), shape);
-    }
+    for (const Output& o : output_table()) o.record(measured, r);
+    if (p.integer("row_arrays") == 1) record_rows(passes, samples, n, r);
     return r;
   }
+
 };
 
 }  // namespace sharp
