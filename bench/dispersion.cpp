@@ -22,7 +22,7 @@
 #include "dispersion/logit_laws.hpp"
 #include "dispersion/uniform_draws.hpp"
 #include "random/counter_rng.hpp"
-#include "stats/softmax_stream.hpp"
+#include "normalisers/softmax_stream.hpp"
 
 namespace {
 
@@ -133,7 +133,7 @@ void BM_SoftmaxStreamAdd(benchmark::State& state) {
   rng::fill_uniform(3, 0, z.data(), kChunk);
   for (auto& v : z) v *= 4.0;
   run(state, kChunk, [&] {
-    stats::SoftmaxStream stream;
+    norm::SoftmaxStream stream;
     stream.add(z.data(), kChunk);
     benchmark::DoNotOptimize(stream);
   });

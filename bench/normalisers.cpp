@@ -9,7 +9,7 @@
 //   exp2, the base-e exp, xsimd::exp), so scripts/bench_normalisers.sh can report each kernel as a
 //   fraction of its own limit. These are the suite's only exp benchmarks.
 // - stats/<blocked|softmax_stream>/1x16777216/...: the one-pass statistics (log-sum-exp, entropy,
-//   beta) of a 1x2^24 row: the family's blocked kernel, and lib/stats' SoftmaxStream for comparison.
+//   beta) of a 1x2^24 row: the family's blocked kernel, and the chunked SoftmaxStream for comparison.
 // - root_<bisection|newton>/<spec>/64x1024/double: for the root-finding normalisers (alpha-entmax,
 //   Stieltjes): the f-evaluations a 1024-wide row needs to get p within 1e-9 (max abs) of the
 //   converged answer, and the time per row at that accuracy.
@@ -30,8 +30,8 @@
 #include "core/simd_isa.hpp"
 #include "normalisers/normaliser.hpp"
 #include "normalisers/sparse_thresholds.hpp"
-#include "normalisers/streaming.hpp"
-#include "stats/softmax_stream.hpp"
+#include "normalisers/softmax_summary.hpp"
+#include "normalisers/softmax_stream.hpp"
 
 namespace {
 
@@ -189,7 +189,7 @@ template <class T>
 void BM_StatsSoftmaxStream(benchmark::State& state) {
   const std::vector<T>& z = logits<T>(std::size_t(1) << 24);
   for (auto _ : state) {
-    sharp::stats::SoftmaxStream s;
+    sharp::norm::SoftmaxStream s;
     s.add(z.data(), z.size());
     benchmark::DoNotOptimize(summarize(s));
   }

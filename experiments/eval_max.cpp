@@ -16,13 +16,13 @@
 #include <vector>
 
 #include "core/errors.hpp"
-#include "max_retrieval/accuracy.hpp"
 #include "experiments/checkpoint_param.hpp"
 #include "max_retrieval/trained_model.hpp"
 #include "max_retrieval/streaming_eval.hpp"
 #include "experiments/normaliser_param.hpp"
 #include "normalisers/spec.hpp"
 #include "runners/main.hpp"
+#include "stats/wilson.hpp"
 
 namespace sharp {
 
@@ -194,7 +194,7 @@ public:
       const std::string& x = named[k].name;
       std::int64_t correct = 0;
       for (std::int64_t c : done.correct[k]) correct += c;
-      const auto ci = max_retrieval::wilson_interval(correct, std::int64_t(samples));
+      const auto ci = stats::wilson_interval(double(correct), double(samples));
       r.set("accuracy." + x, double(correct) / double(samples));
       r.set("ci_low." + x, ci.low);
       r.set("ci_high." + x, ci.high);

@@ -1,7 +1,8 @@
 #pragma once
 // OnlineSoftmax: the running statistics of a softmax whose logits arrive in parts — the one type
 // behind every one-pass softmax of the library (the softmax-family row kernels, the streamed
-// statistics of lib/stats, the dispersion row, online attention). docs/science.md#streaming-entropy.
+// statistics of normalisers/softmax_stream, the dispersion row, online attention).
+// docs/science.md#streaming-entropy.
 //
 // For logits z_k (−inf: masked, weight 0), a scale c (β; 1 when the logits come scaled) and a
 // reference point r = `shift` (in the logits' units; any r is exact in theory, r at or near the max

@@ -42,11 +42,4 @@ double training_step_flops(const ModelConfig& config, std::size_t B, std::size_t
   return f;
 }
 
-double eval_item_flops(const ModelConfig& config) {
-  const double W = double(config.width);
-  return 2.0 * (double(kItemFeatures) * W + double(config.depth) * W * W) + 2.0 * W;
-}
-
-double eval_item_accumulate_flops(const ModelConfig& config) { return 2.0 * double(config.width); }
-
 }  // namespace sharp::max_retrieval

@@ -24,9 +24,4 @@ std::vector<GemmShape> training_step_gemms(const ModelConfig& config, std::size_
 // Flops of one training step: the GEMMs above plus the head's per-set GEMVs and rank-1 updates.
 double training_step_flops(const ModelConfig& config, std::size_t B, std::size_t n);
 
-// Flops per item of the streaming evaluation's first pass (ψ and the logit e = h·u) and per item
-// and normaliser of the weighted sum Σ w_i h_i.
-double eval_item_flops(const ModelConfig& config);
-double eval_item_accumulate_flops(const ModelConfig& config);
-
 }  // namespace sharp::max_retrieval

@@ -139,20 +139,6 @@ Spec parse_spec_text(std::string_view text, const LearnedValue& learned) {
 
 Spec parse_spec(std::string_view text) { return detail::parse_spec_text(text, {}); }
 
-std::vector<Spec> parse_spec_list(std::string_view text) {
-  const std::string whole(text);
-  std::vector<Spec> specs;
-  while (true) {
-    const std::size_t comma = text.find(',');
-    const std::string_view item = trim(text.substr(0, comma));
-    if (item.empty()) throw BadInput("empty normaliser in list '" + whole + "'");
-    specs.push_back(parse_spec(item));
-    if (comma == std::string_view::npos) break;
-    text = text.substr(comma + 1);
-  }
-  return specs;
-}
-
 std::string format_spec(const Spec& spec) {
   std::string out = spec.name;
   const NormaliserEntry* entry = find_normaliser(spec.name);

@@ -25,9 +25,6 @@ struct Spec {
 // An alias is stored as its target (softmax's `theta=T` as beta = 1/T).
 Spec parse_spec(std::string_view text);
 
-// Comma-separated list of specs (spaces around items are ignored; an empty item is an error).
-std::vector<Spec> parse_spec_list(std::string_view text);
-
 // Canonical text of a spec: parameters in their declared order, numbers in shortest round-trip form
 // (parse_spec(format_spec(s)) == s).
 std::string format_spec(const Spec& spec);

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "bindings.hpp"
-#include "normalisers/streaming.hpp"
-#include "stats/softmax_stream.hpp"
+#include "normalisers/softmax_summary.hpp"
+#include "normalisers/softmax_stream.hpp"
 
 namespace py = pybind11;
 
@@ -19,8 +19,8 @@ template <class T>
 using CArray = py::array_t<T, py::array::c_style>;
 
 template <class T>
-void bind_typed(py::class_<stats::SoftmaxStream>& stream, py::module_& m) {
-  stream.def("add", [](stats::SoftmaxStream& s, const CArray<T>& z) {
+void bind_typed(py::class_<norm::SoftmaxStream>& stream, py::module_& m) {
+  stream.def("add", [](norm::SoftmaxStream& s, const CArray<T>& z) {
     py::gil_scoped_release released;
     s.add(z.data(), static_cast<std::size_t>(z.size()));
   }, py::arg("z").noconvert(), "adds a chunk of logits (the entries that follow those already added)");
@@ -46,19 +46,19 @@ void bind_streaming(py::module_& m) {
                ", adaptive_beta=" + py::repr(py::float_(s.adaptive_beta)).cast<std::string>() +
                ", count=" + std::to_string(s.count) + ")";
       });
-  py::class_<stats::SoftmaxStream> stream(m, "SoftmaxStream",
+  py::class_<norm::SoftmaxStream> stream(m, "SoftmaxStream",
       "running max m, s = sum exp(z - m) and t = sum (z - m) exp(z - m) of a row fed in chunks");
   stream.def(py::init<>())
-      .def("merge", &stats::SoftmaxStream::merge, py::arg("later"),
+      .def("merge", &norm::SoftmaxStream::merge, py::arg("later"),
            "adds the statistics of the logits that come after this stream's")
-      .def_property_readonly("max", &stats::SoftmaxStream::max)
-      .def_readonly("min", &stats::SoftmaxStream::min, "the smallest logit seen")
-      .def_readonly("count", &stats::SoftmaxStream::count, "logits seen, masked ones included")
-      .def("log_sum_exp", &stats::SoftmaxStream::log_sum_exp)
-      .def("entropy", &stats::SoftmaxStream::entropy)
-      .def("probability", py::vectorize(&stats::SoftmaxStream::probability), py::arg("z"),
+      .def_property_readonly("max", &norm::SoftmaxStream::max)
+      .def_readonly("min", &norm::SoftmaxStream::min, "the smallest logit seen")
+      .def_readonly("count", &norm::SoftmaxStream::count, "logits seen, masked ones included")
+      .def("log_sum_exp", &norm::SoftmaxStream::log_sum_exp)
+      .def("entropy", &norm::SoftmaxStream::entropy)
+      .def("probability", py::vectorize(&norm::SoftmaxStream::probability), py::arg("z"),
            "softmax coefficient exp(z - m)/s of logits z of this row")
-      .def("summary", [](const stats::SoftmaxStream& s) { return norm::summarize(s); });
+      .def("summary", [](const norm::SoftmaxStream& s) { return norm::summarize(s); });
   bind_typed<float>(stream, m);
   bind_typed<double>(stream, m);
 }

@@ -367,10 +367,10 @@ TEST(NormaliserProperties, ExactThresholdsMatchSortBasedReference) {
 
 }  // namespace
 
-// The one-pass statistics (in memory, and streamed in chunks through lib/stats' SoftmaxStream) agree
+// The one-pass statistics (in memory, and streamed in chunks through a SoftmaxStream) agree
 // with a direct two-pass computation, and give the adaptive beta of the normaliser.
-#include "normalisers/streaming.hpp"
-#include "stats/softmax_stream.hpp"
+#include "normalisers/softmax_summary.hpp"
+#include "normalisers/softmax_stream.hpp"
 
 namespace {
 
@@ -398,7 +398,7 @@ TEST(NormaliserStreaming, OnePassStatisticsAgreeWithDirectComputation) {
       EXPECT_EQ(a.entropy, b.entropy);
       EXPECT_EQ(a.adaptive_beta, sharp::norm::adaptive_row_beta(z.data(), n).beta);
 
-      sharp::stats::SoftmaxStream stream;
+      sharp::norm::SoftmaxStream stream;
       for (std::size_t i = 0; i < n; i += 3000) stream.add(z.data() + i, std::min<std::size_t>(3000, n - i));
       const auto c = sharp::norm::summarize(stream);
       EXPECT_NEAR(c.log_sum_exp, lse, 1e-12 * std::max(1.0, std::fabs(lse))) << n;

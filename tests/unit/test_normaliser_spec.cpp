@@ -13,7 +13,6 @@ namespace {
 using sharp::BadInput;
 using sharp::norm::format_spec;
 using sharp::norm::parse_spec;
-using sharp::norm::parse_spec_list;
 
 std::string error_of(const std::string& text) {
   try {
@@ -54,14 +53,6 @@ TEST(NormaliserSpec, CanonicalTextRoundTrips) {
   EXPECT_EQ(format_spec(parse_spec("softmax")), "softmax:beta=1");
   EXPECT_EQ(format_spec(parse_spec("asentmax:gamma=1:b=0.5")), "asentmax:b=0.5:gamma=1:delta=1");
   EXPECT_EQ(format_spec(parse_spec("softmax:theta=0.1")), "softmax:beta=10");
-}
-
-TEST(NormaliserSpec, ListsAreCommaSeparated) {
-  const auto list = parse_spec_list("softmax, adaptive,entmax:alpha=1.5");
-  ASSERT_EQ(list.size(), 3u);
-  EXPECT_EQ(list[1].name, "adaptive");
-  EXPECT_THROW(parse_spec_list("softmax,,adaptive"), BadInput);
-  EXPECT_THROW(parse_spec_list(""), BadInput);
 }
 
 TEST(NormaliserSpec, BadSpecsNameTheProblem) {

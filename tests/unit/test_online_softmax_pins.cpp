@@ -1,7 +1,7 @@
 // Pinned outputs of every user of the running softmax statistics (core/online_softmax.hpp): the
 // softmax-family row kernels (one row, blocks merged, the short-row lane kernel), the streamed
-// statistics of lib/stats, the dispersion row, the max-retrieval head's online attention and the
-// β = 1 entropy of its β* search. The
+// statistics (normalisers/softmax_stream), the dispersion row, the max-retrieval head's online
+// attention and the β = 1 entropy of its β* search. The
 // expected bits were recorded from the code before these users shared one type, so a change of
 // their arithmetic (an exp, an fma, the order of a merge) shows here as a changed bit.
 // Scalars are compared bit for bit; an array is compared through a hash of its bits.
@@ -25,9 +25,9 @@
 #include "nn/parameters.hpp"
 #include "normalisers/normaliser.hpp"
 #include "normalisers/softmax_kernels.hpp"
-#include "normalisers/streaming.hpp"
+#include "normalisers/softmax_summary.hpp"
 #include "normalisers/workspace.hpp"
-#include "stats/softmax_stream.hpp"
+#include "normalisers/softmax_stream.hpp"
 #include "support/random_rows.hpp"
 
 namespace {
@@ -174,7 +174,7 @@ TEST(OnlineSoftmaxPins, SoftmaxFamilyRowKernels) {
   check("SoftmaxFamily", pins, kSoftmaxFamily);
 }
 
-void add_stream(Pins& pins, const sharp::stats::SoftmaxStream& st) {
+void add_stream(Pins& pins, const sharp::norm::SoftmaxStream& st) {
   pins.add(st.max());
   pins.add(st.min);
   pins.add(st.softmax.sum.sum);
@@ -188,7 +188,7 @@ void add_stream(Pins& pins, const sharp::stats::SoftmaxStream& st) {
 }
 
 TEST(OnlineSoftmaxPins, SoftmaxStream) {
-  using sharp::stats::SoftmaxStream;
+  using sharp::norm::SoftmaxStream;
   Pins pins;
   for (int c = 0; c < kRowCases; ++c) {
     const std::vector<double> z = row_case(c);

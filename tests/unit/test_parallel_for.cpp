@@ -132,7 +132,7 @@ TEST_F(InjectedLoopFailure, MaxRetrievalTrainingAndEvaluation) {
   expect_injected("trainer/chunks", [&] { trainer.step(); });
   expect_injected("nn/gradient-slices", [&] { trainer.step(); });
   const sharp::max_retrieval::StreamingEvaluator eval(trainer.layout(), trainer.params().data(),
-                                                      sharp::norm::parse_spec_list("softmax"), 64);
+                                                      {sharp::norm::parse_spec("softmax")}, 64);
   expect_injected("max-retrieval/eval-samples", [&] { eval.evaluate_set(3, 0, 8, 32, 0, 0, 2); });
 }
 

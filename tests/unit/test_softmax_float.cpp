@@ -22,7 +22,7 @@
 #include "normalisers/normaliser.hpp"
 #include "normalisers/softmax_kernels.hpp"
 #include "normalisers/workspace.hpp"
-#include "normalisers/streaming.hpp"
+#include "normalisers/softmax_summary.hpp"
 #include "support/float_ulps.hpp"
 #include "support/random_rows.hpp"
 

@@ -14,11 +14,11 @@
 
 #include "core/errors.hpp"
 #include "random/counter_rng.hpp"
-#include "stats/softmax_stream.hpp"
+#include "normalisers/softmax_stream.hpp"
 
 namespace {
 
-using sharp::stats::SoftmaxStream;
+using sharp::norm::SoftmaxStream;
 using sharp::test::random_uniform;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 

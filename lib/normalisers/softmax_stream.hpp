@@ -26,7 +26,7 @@
 #include "core/compensated_sum.hpp"
 #include "core/online_softmax.hpp"
 
-namespace sharp::stats {
+namespace sharp::norm {
 
 struct SoftmaxStream {
   static constexpr std::size_t kSubChunk = 1024;
@@ -60,4 +60,4 @@ private:
   void add_float_sub_chunk(const float* z, std::size_t n);
 };
 
-}  // namespace sharp::stats
+}  // namespace sharp::norm

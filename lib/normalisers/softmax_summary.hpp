@@ -5,7 +5,7 @@
 //    family (fixed blocks merged in order; `parallel` splits the row across threads with identical
 //    results).
 //  - A row too long to hold (or produced chunk by chunk, e.g. the trained-head evaluation at
-//    n = 2^20): feed the chunks to a stats::SoftmaxStream (lib/stats; mergeable across chunks and
+//    n = 2^20): feed the chunks to a SoftmaxStream (softmax_stream.hpp; mergeable across chunks and
 //    threads in a fixed order) and call summarize(stream). The second pass of docs/science.md#adaptive-temperature then applies beta:
 //    softmax(beta z)_k = exp(beta (z_k - m)) / sum_j exp(beta (z_j - m)), for instance by streaming the
 //    scaled chunks beta*z through a second SoftmaxStream, or by accumulating an attention output's
@@ -13,7 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "stats/softmax_stream.hpp"
+#include "normalisers/softmax_stream.hpp"
 
 namespace sharp::norm {
 
@@ -26,7 +26,7 @@ struct SoftmaxSummary {
 };
 
 // From streamed statistics (throws sharp::NumericError for an empty or fully masked stream).
-SoftmaxSummary summarize(const stats::SoftmaxStream& stream);
+SoftmaxSummary summarize(const SoftmaxStream& stream);
 
 // From a row in memory, one pass (throws sharp::NumericError on NaN, +inf, or all masked).
 SoftmaxSummary softmax_summary(const double* z, std::size_t n, bool parallel = false);

@@ -1,11 +1,11 @@
-#include "normalisers/streaming.hpp"
+#include "normalisers/softmax_summary.hpp"
 
 #include "normalisers/adaptive_temperature.hpp"
 #include "normalisers/softmax_kernels.hpp"
 
 namespace sharp::norm {
 
-SoftmaxSummary summarize(const stats::SoftmaxStream& stream) {
+SoftmaxSummary summarize(const SoftmaxStream& stream) {
   const double h = stream.entropy();   // throws when empty or fully masked
   return {stream.max(), stream.log_sum_exp(), h, adaptive_beta(h), stream.count};
 }

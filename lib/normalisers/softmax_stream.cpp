@@ -3,7 +3,7 @@
 // totals through Neumaier's compensated sum. Float sub-chunks go through the softmax family's block
 // kernel in float lanes (normalisers/block_kernels.hpp: the ISA chosen at start-up, the same bits on
 // every ISA) and are merged as a part relative to their own max.
-#include "stats/softmax_stream.hpp"
+#include "normalisers/softmax_stream.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -15,7 +15,7 @@
 #include "core/simd_exp.hpp"
 #include "normalisers/block_kernels.hpp"
 
-namespace sharp::stats {
+namespace sharp::norm {
 namespace {
 
 using B = xsimd::batch<double>;
@@ -177,9 +177,9 @@ void SoftmaxStream::add_float_sub_chunk(const float* z, std::size_t n) {
   if (n == 0) return;
   // Sums relative to the kernel's reference (the max of the first 16 entries, redone at the exact
   // max when far below it), base e (beta 1), over 8 fixed partials in double.
-  static const norm::BlockKernel<float, false, norm::FloatLanes::kWeighted> kernel =
-      norm::block_kernel<float, false, norm::FloatLanes::kWeighted>();
-  const norm::BlockResult b = kernel(z, nullptr, n, 1.0);
+  static const BlockKernel<float, false, FloatLanes::kWeighted> kernel =
+      block_kernel<float, false, FloatLanes::kWeighted>();
+  const BlockResult b = kernel(z, nullptr, n, 1.0);
   if (b.bad) {   // NaN sums or a +inf max
     for (std::size_t i = 0; i < n; ++i)
       if (std::isnan(z[i])) throw_bad_logit("NaN");
@@ -208,4 +208,4 @@ void SoftmaxStream::merge(const SoftmaxStream& later) {
   softmax.merge(later.softmax);   // an all-masked stream adds nothing to the sums
 }
 
-}  // namespace sharp::stats
+}  // namespace sharp::norm
