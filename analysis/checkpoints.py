@@ -18,12 +18,12 @@ def training_params(path: str, references: list, experiment: str = "train-text")
     """checkpoint reference FILE.h5#ID -> its training point's parameters {name: value} (None when
     its file or point cannot be read); `path` is the file that names the references, `experiment`
     the training files' experiment."""
-    out, files = {}, {}
+    out, files, kept = {}, {}, {}
+    here = os.path.dirname(os.path.abspath(path))
     for ref in references:
         file, _, point = ref.rpartition("#")
         if file not in files:
             files[file] = None
-            here = os.path.dirname(os.path.abspath(path))
             for candidate in (os.path.join(here, os.path.basename(file)), file):
                 if os.path.exists(candidate):
                     try:
@@ -31,27 +31,28 @@ def training_params(path: str, references: list, experiment: str = "train-text")
                     except common.ResultFileError:
                         files[file] = None
                     break
+            if files[file] is None:  # read once per training file, not once per reference
+                kept[file] = _manifest_points(here, os.path.basename(file))
         train = files[file]
         out[ref] = None
         if train is not None and point in train.ids:
             row = train.ids.index(point)
             out[ref] = {name: common._decode(values[row]) for name, values in train.params.items()}
-        elif train is None:
-            out[ref] = _manifest_params(path, os.path.basename(file), point)
+        elif train is None and isinstance(kept[file].get(point), dict):
+            out[ref] = dict(kept[file][point])
     return out
 
 
-def _manifest_params(path: str, file: str, point: str) -> dict | None:
-    """The parameters of training point `point` of `file` as the manifest beside `path` keeps them
-    for a file it did not ship; None when there is no such manifest or entry."""
+def _manifest_points(folder: str, file: str) -> dict:
+    """{point id: parameters} of the training file `file` as the manifest in `folder` keeps them for
+    a file it did not ship; {} when there is no such manifest or entry."""
     try:
-        manifest = published.load_manifest(os.path.dirname(os.path.abspath(path)))
+        manifest = published.load_manifest(folder)
     except published.ManifestError:
-        return None
+        return {}
     entry = manifest.get("not_shipped", {}).get(file)
     points = entry.get("points") if isinstance(entry, dict) else None
-    found = points.get(point) if isinstance(points, dict) else None
-    return dict(found) if isinstance(found, dict) else None
+    return points if isinstance(points, dict) else {}
 
 
 def steps_text(steps) -> str:

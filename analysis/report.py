@@ -587,7 +587,7 @@ def file_notice(source: report_sources.Source, inputs: Inputs) -> str:
     if source.published:
         # a named scale is one `make paper` run; any other file (a pilot run from the command
         # line: scale custom) is remade by its own command
-        how = (H.code('make paper SCALE=' + source.scale) if source.scale in ("quick", "paper", "cluster")
+        how = (H.code('make paper SCALE=' + source.scale) if source.scale in published.SCALES
                else "its command, " + H.code(str(source.result.attrs.get("command_line", "unknown")))
                + ",")
         shipped = H.box("published", f"{source.published}:",
