@@ -3,7 +3,27 @@
 //   beta_poly(H) = -0.037 H^4 + 0.481 H^3 - 2.3 H^2 + 4.917 H - 1.791,
 //   beta(H) = max(beta_poly(H), 1) if H > 0.5, else 1,
 // with H the entropy (nats, exact: no +1e-9 inside the log) of softmax(e) at beta = 1.
+//
+// The `adaptive` normaliser is the softmax family (softmax_family.hpp) with Temperature::adaptive():
+// its registry entry and its two-pass forward and backward rows are in adaptive_temperature.cpp.
+// This header is included by the ISA-specific lane kernels, so it declares them without including
+// anything (no inline code of other headers may be compiled at x86-64-v4 here).
+#include <cstddef>
+
 namespace sharp::norm {
+
+class Temperature;
+class Workspace;
+
+// p = softmax(beta_after(H) z), H the entropy of softmax(z) (docs/science.md#adaptive-temperature);
+// `parallel`: a long row's blocks split across threads (same bits).
+void adaptive_forward_row(const double* z, double* p, std::size_t n, const Temperature& t, bool parallel,
+                          Workspace& ws);
+void adaptive_forward_row(const float* z, float* p, std::size_t n, const Temperature& t, bool parallel,
+                          Workspace& ws);
+// grad_z of that row for upstream v; returns dL/dbeta (for the family's parameter gradients).
+double adaptive_backward_row(const double* z, const double* p, const double* v, double* grad_z, std::size_t n,
+                             const Temperature& t, Workspace& ws);
 
 inline double adaptive_beta_polynomial(double h) {
   return (((-0.037 * h + 0.481) * h - 2.3) * h + 4.917) * h - 1.791;

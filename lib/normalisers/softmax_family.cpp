@@ -1,13 +1,13 @@
-// The softmax family (softmax_family.hpp): softmax with temperature, SSMax (log-n scaling) and
-// adaptive temperature (docs/science.md#temperature, #ssmax, #adaptive-temperature), and their
-// registry entries.
+// The softmax family (softmax_family.hpp): softmax with temperature and SSMax (log-n scaling)
+// (docs/science.md#temperature, #ssmax) and their registry entries; adaptive temperature, the
+// third member, is in adaptive_temperature.cpp.
 #include "normalisers/softmax_family.hpp"
 
 #include <cmath>
 #include <limits>
-#include <type_traits>
 
 #include "core/errors.hpp"
+#include "normalisers/adaptive_temperature.hpp"
 #include "normalisers/implementation.hpp"
 #include "normalisers/registry.hpp"
 #include "normalisers/row_checks.hpp"
@@ -53,33 +53,13 @@ void SoftmaxFamily::parameter_gradients(double dbeta, std::size_t keys, double* 
   if (!coefficient_parameter_.empty()) grad_params[0] = dbeta * temperature_.beta_derivative(keys);
 }
 
-// The entropy-driven rule (docs/science.md#adaptive-temperature): H = entropy of softmax(z); p = softmax(beta(H) z).
-// The first pass computes the statistics at beta = 1 (float rows: in double lanes with an exp to 12
-// digits, as the entropy must be good to ~1e-10: block_kernels.hpp, FloatLanes::kTwelveDigits), the
-// second softmax(beta z) (float rows: in float lanes). Double rows, and float rows longer than
-// kEntropyTermsRow, store the first pass's terms and normalise them when they are the answer
-// (beta = 1); shorter float rows store nothing in the first pass and take the float-lane pass at
-// beta = 1 too. Measured on 1024-entry float rows: storing costs the first pass 20%, more than the
-// beta = 1 rows save unless they are a quarter of all rows; long rows, whose passes cost their
-// memory traffic, pass the clamp at H = 5.94 as soon as their weight spreads over 380 entries.
+// The entropy-driven rule (adaptive) has its two passes in adaptive_temperature.cpp.
 // The rule log_keys (SSMax, docs/science.md#ssmax): beta = s ln(n), n the unmasked entries.
 template <class T>
 void SoftmaxFamily::impl(const T* z, T* p, std::size_t n, Workspace& ws, bool parallel) const {
-  constexpr std::size_t kEntropyTermsRow = std::size_t(1) << 16;
   const Temperature& t = temperature_;
   if (t.needs_entropy_pass()) {
-    if (std::is_same_v<T, float> && n <= kEntropyTermsRow) {
-      const OnlineSoftmax<> at_one = softmax_row_entropy_statistics(z, n, 1.0, parallel, ws);
-      softmax_weights(z, p, n, t.beta_after(at_one.entropy()), parallel, ws);
-      return;
-    }
-    const OnlineSoftmax<> at_one = softmax_terms(z, p, n, 1.0, parallel, ws);
-    const double beta = t.beta_after(at_one.entropy());
-    if (beta == 1.0) {
-      normalise_terms(p, n, 1.0, at_one, parallel, ws);
-    } else {
-      softmax_weights(z, p, n, beta, parallel, ws);
-    }
+    adaptive_forward_row(z, p, n, t, parallel, ws);
     return;
   }
   if (t.depends_on_keys()) {
@@ -126,34 +106,18 @@ void SoftmaxFamily::forward_lane_groups(const float* z, float* p, std::size_t ro
   lane_groups(z, p, rows, n, first, last, bad);
 }
 
-// grad_z = beta p (v - <p,v>), and for the entropy-driven rule + (dL/dbeta) beta'(H) dH/dz, with
-// dL/dbeta as for softmax and dH/dz_j = -q_j (z_j - E_q z) for q = softmax(z) (the entropy's
-// gradient at beta = 1).
+// grad_z = beta p (v - <p,v>); the entropy-driven rule adds its dH/dz term (adaptive_temperature.cpp).
 void SoftmaxFamily::backward_row(const double* z, const double* p, const double* v, double* grad_z,
                                  double* grad_params, std::size_t n, Workspace& ws) const {
-  using detail::softmax_backward_row;
   const Temperature& t = temperature_;
-  if (!t.needs_entropy_pass()) {
-    const std::size_t keys = t.depends_on_keys() ? scan_row(z, n).unmasked : n;
-    const double dbeta = softmax_backward_row(z, p, v, grad_z, n, t.beta(keys), grad_params != nullptr);
-    if (grad_params) parameter_gradients(dbeta, keys, grad_params);
+  if (t.needs_entropy_pass()) {
+    const double dbeta = adaptive_backward_row(z, p, v, grad_z, n, t, ws);
+    if (grad_params) parameter_gradients(dbeta, n, grad_params);
     return;
   }
-  double* q = ws.doubles(0, n);
-  const OnlineSoftmax<> at_one = softmax_row(z, q, n, 1.0, false, ws);
-  const double h = at_one.entropy();
-  const double dbeta = softmax_backward_row(z, p, v, grad_z, n, t.beta_after(h));
-  if (grad_params) parameter_gradients(dbeta, n, grad_params);
-  const double slope = t.beta_after_derivative(h);
-  if (slope == 0.0) return;
-  const double dh = dbeta * slope;   // dL/dH
-  double mean = 0.0;                 // E_q (z - max z)
-  for (std::size_t i = 0; i < n; ++i) {
-    if (q[i] > 0.0) mean += q[i] * (z[i] - at_one.max);
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    if (q[i] > 0.0) grad_z[i] -= dh * q[i] * ((z[i] - at_one.max) - mean);
-  }
+  const std::size_t keys = t.depends_on_keys() ? scan_row(z, n).unmasked : n;
+  const double dbeta = detail::softmax_backward_row(z, p, v, grad_z, n, t.beta(keys), grad_params != nullptr);
+  if (grad_params) parameter_gradients(dbeta, keys, grad_params);
 }
 
 namespace {
@@ -171,15 +135,6 @@ const NormaliserRegistration kSoftmax{{
     .parameters = {{"beta", 1.0, ParameterRange::above(0.0), "inverse temperature"}},
     .aliases = {{"theta", "beta", ParameterRange::above(0.0), [](double theta) { return 1.0 / theta; }}},
     .make = [](const Spec& s) { return softmax_with(s, Temperature::fixed(s.param("beta")), "beta"); },
-}};
-
-// docs/science.md#adaptive-temperature
-const NormaliserRegistration kAdaptive{{
-    .name = "adaptive",
-    .formula = "p = softmax(β(H)·z), H the entropy of softmax(z)",
-    .section = "adaptive-temperature",
-    .example = "adaptive",
-    .make = [](const Spec& s) { return softmax_with(s, Temperature::adaptive()); },
 }};
 
 // docs/science.md#ssmax; learned s: docs/science.md#learned-scalars.

@@ -1,7 +1,7 @@
 #pragma once
 // The softmax family (docs/science.md#temperature): p = softmax(β·z), β from a Temperature
 // (temperature.hpp). softmax, ssmax and adaptive are this class with the rules fixed(β), log_keys(s)
-// and adaptive() (their registry entries are in softmax_family.cpp). A new member of the family is a
+// and adaptive() (registry entries: softmax_family.cpp, adaptive_temperature.cpp). A new member of the family is a
 // registry entry whose factory builds a SoftmaxFamily with one of the rules; it then runs on the same
 // kernels everywhere (lane groups, long rows split across threads, streaming evaluation, blockwise
 // attention), which ask it for its temperature, never for its name.
