@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "core/errors.hpp"
-#include "random/counter_rng.hpp"
+#include "rng/counter_rng.hpp"
 
 namespace sharp::text {
 namespace {
@@ -79,7 +79,7 @@ TaskInput draw_input(std::uint64_t seed, Algorithm a, int length, std::uint64_t 
 
 Sample render(Algorithm a, const TaskInput& input, bool trace) {
   if (trace && !has_trace(a)) throw BadInput(std::string(algorithm_name(a)) + " has no trace: draw it without one");
-  const Execution e = execute(a, input);
+  const Trace e = run_traced(a, input);
   const std::string name(algorithm_name(a));
   Sample s;
   if (!trace) {

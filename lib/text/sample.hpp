@@ -8,7 +8,7 @@
 #include <string>
 
 #include "text/algorithm.hpp"
-#include "text/execution.hpp"
+#include "text/traces.hpp"
 
 namespace sharp::text {
 

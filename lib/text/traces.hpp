@@ -1,5 +1,5 @@
 #pragma once
-// Runs one algorithm on one input with CLRS's instrumentation (docs/science.md#clrs-text-format):
+// CLRS traces: runs one algorithm on one input with CLRS's instrumentation (docs/science.md#clrs-text-format):
 // the hint states it records, already formatted as the text prints them, and the final output.
 // Ties follow CLRS: stable sorts (insertion, bubble) keep input order, minimum takes the first
 // index, binary_search the first key >= target, activity_selector orders by finish time stably,
@@ -24,7 +24,7 @@ struct TaskInput {
   }
 };
 
-struct Execution {
+struct Trace {
   // Every hint state, formatted: states.front() goes to the prompt (initial_trace), states.back()
   // equals the output and is dropped from the answer. Shape: (number of states); empty for an
   // algorithm without a trace (has_trace).
@@ -34,7 +34,7 @@ struct Execution {
 
 // Throws BadInput when the input does not fit the algorithm (sizes, an unsorted binary_search key,
 // s > f, priorities and values of different counts, length < 2).
-Execution execute(Algorithm a, const TaskInput& input);
+Trace run_traced(Algorithm a, const TaskInput& input);
 
 // "[a b c]" with format_milli for each value.
 std::string format_array(const std::vector<Milli>& values);

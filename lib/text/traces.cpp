@@ -1,4 +1,6 @@
-#include "text/execution.hpp"
+// The CLRS traces (docs/science.md#clrs-text-format): each algorithm run on one input, recording its
+// hint states as the text prints them (traces.hpp).
+#include "text/traces.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -25,8 +27,8 @@ std::string format_mask(const std::vector<int>& mask) {
   return s;
 }
 
-Execution minimum(const std::vector<Milli>& a) {
-  Execution e;
+Trace minimum(const std::vector<Milli>& a) {
+  Trace e;
   int best = 0;
   e.states.push_back("0");
   for (int i = 1; i < static_cast<int>(a.size()); ++i) {
@@ -37,8 +39,8 @@ Execution minimum(const std::vector<Milli>& a) {
   return e;
 }
 
-Execution binary_search(const std::vector<Milli>& a, Milli target) {
-  Execution e;
+Trace binary_search(const std::vector<Milli>& a, Milli target) {
+  Trace e;
   int low = 0, high = static_cast<int>(a.size()) - 1;
   e.states.push_back(pair_state(low, high));
   while (low < high) {
@@ -54,8 +56,8 @@ Execution binary_search(const std::vector<Milli>& a, Milli target) {
   return e;
 }
 
-Execution kadane(const std::vector<Milli>& a) {
-  Execution e;
+Trace kadane(const std::vector<Milli>& a) {
+  Trace e;
   int best_low = 0, best_high = 0, i = 0;
   long long best_sum = a[0], sum = a[0];
   e.states.push_back(pair_state(0, 0));
@@ -78,8 +80,8 @@ Execution kadane(const std::vector<Milli>& a) {
   return e;
 }
 
-Execution activity_selector(const std::vector<Milli>& s, const std::vector<Milli>& f) {
-  Execution e;
+Trace activity_selector(const std::vector<Milli>& s, const std::vector<Milli>& f) {
+  Trace e;
   const int n = static_cast<int>(s.size());
   std::vector<int> order(n);
   std::iota(order.begin(), order.end(), 0);
@@ -100,8 +102,8 @@ Execution activity_selector(const std::vector<Milli>& s, const std::vector<Milli
   return e;
 }
 
-Execution insertion_sort(std::vector<Milli> a) {
-  Execution e;
+Trace insertion_sort(std::vector<Milli> a) {
+  Trace e;
   e.states.push_back(format_array(a));
   for (std::size_t j = 1; j < a.size(); ++j) {
     const Milli key = a[j];
@@ -117,8 +119,8 @@ Execution insertion_sort(std::vector<Milli> a) {
   return e;
 }
 
-Execution bubble_sort(std::vector<Milli> a) {
-  Execution e;
+Trace bubble_sort(std::vector<Milli> a) {
+  Trace e;
   const std::size_t n = a.size();
   e.states.push_back(format_array(a));
   for (std::size_t i = 0; i + 1 < n; ++i) {
@@ -132,7 +134,7 @@ Execution bubble_sort(std::vector<Milli> a) {
 }
 
 // A state after every max_heapify call (also each recursive one) and after every extraction swap.
-void max_heapify(std::vector<Milli>& a, std::size_t i, std::size_t heap_size, Execution& e) {
+void max_heapify(std::vector<Milli>& a, std::size_t i, std::size_t heap_size, Trace& e) {
   const std::size_t l = 2 * i + 1, r = 2 * i + 2;
   std::size_t largest = (l < heap_size && a[l] > a[i]) ? l : i;
   if (r < heap_size && a[r] > a[largest]) largest = r;
@@ -141,8 +143,8 @@ void max_heapify(std::vector<Milli>& a, std::size_t i, std::size_t heap_size, Ex
   if (largest != i) max_heapify(a, largest, heap_size, e);
 }
 
-Execution heapsort(std::vector<Milli> a) {
-  Execution e;
+Trace heapsort(std::vector<Milli> a) {
+  Trace e;
   const std::size_t n = a.size();
   e.states.push_back(format_array(a));
   for (std::size_t i = n; i-- > 0;) max_heapify(a, i, n, e);
@@ -160,7 +162,7 @@ Execution heapsort(std::vector<Milli> a) {
 // Lomuto partition as CLRS: a state after every comparison and after the final pivot swap.
 // CLRS pushes no state before the first comparison, so the first state (initial_trace) is the one
 // after it (which equals the input: A[p] <= x swaps A[p] with itself, A[p] > x swaps nothing).
-void quicksort_range(std::vector<Milli>& a, std::ptrdiff_t p, std::ptrdiff_t r, Execution& e) {
+void quicksort_range(std::vector<Milli>& a, std::ptrdiff_t p, std::ptrdiff_t r, Trace& e) {
   if (p >= r) return;
   const Milli x = a[r];
   std::ptrdiff_t i = p - 1;
@@ -177,19 +179,19 @@ void quicksort_range(std::vector<Milli>& a, std::ptrdiff_t p, std::ptrdiff_t r, 
   quicksort_range(a, i + 2, r, e);
 }
 
-Execution quicksort(std::vector<Milli> a) {
-  Execution e;
+Trace quicksort(std::vector<Milli> a) {
+  Trace e;
   quicksort_range(a, 0, static_cast<std::ptrdiff_t>(a.size()) - 1, e);
   e.output = format_array(a);
   return e;
 }
 
 // The value of the highest-priority item; ties go to the lower index. No hint states (no trace).
-Execution max_value(const std::vector<Milli>& priority, const std::vector<Milli>& value) {
+Trace max_value(const std::vector<Milli>& priority, const std::vector<Milli>& value) {
   std::size_t best = 0;
   for (std::size_t i = 1; i < priority.size(); ++i)
     if (priority[i] > priority[best]) best = i;  // strict: the first of equal priorities wins
-  Execution e;
+  Trace e;
   e.output = format_milli(value[best]);
   return e;
 }
@@ -226,7 +228,7 @@ std::string format_array(const std::vector<Milli>& values) {
   return s + "]";
 }
 
-Execution execute(Algorithm a, const TaskInput& in) {
+Trace run_traced(Algorithm a, const TaskInput& in) {
   check_input(a, in);
   switch (a) {
     case Algorithm::minimum: return minimum(in.key);
