@@ -21,7 +21,7 @@
 #include "dispersion/dispersion_row.hpp"
 #include "dispersion/logit_laws.hpp"
 #include "dispersion/uniform_draws.hpp"
-#include "random/counter_rng.hpp"
+#include "rng/counter_rng.hpp"
 #include "normalisers/softmax_stream.hpp"
 
 namespace {

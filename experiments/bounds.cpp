@@ -7,7 +7,7 @@
 #include "core/errors.hpp"
 #include "dispersion/dispersion_row.hpp"
 #include "dispersion/logit_laws.hpp"
-#include "random/counter_rng.hpp"
+#include "rng/counter_rng.hpp"
 #include "runners/main.hpp"
 
 namespace sharp {

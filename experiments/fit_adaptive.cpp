@@ -16,7 +16,7 @@
 #include "experiments/checkpoint_param.hpp"
 #include "max_retrieval/trained_model.hpp"
 #include "normalisers/adaptive_temperature.hpp"
-#include "random/counter_rng.hpp"
+#include "rng/counter_rng.hpp"
 #include "runners/main.hpp"
 
 namespace sharp {

@@ -23,7 +23,7 @@
 #include "head_measure/head_weight_bound.hpp"
 #include "head_measure/row_recorder.hpp"
 #include "nn/omp_threads.hpp"
-#include "random/counter_rng.hpp"
+#include "rng/counter_rng.hpp"
 #include "text_model/task_prompt.hpp"
 #include "runners/main.hpp"
 #include "transformer/config.hpp"

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "core/parallel_for.hpp"
-#include "random/counter_rng.hpp"
+#include "rng/counter_rng.hpp"
 #include "runners/main.hpp"
 #include "weight_bound/logit_spread_bound.hpp"
 

@@ -23,9 +23,9 @@
 
 #include <xsimd/xsimd.hpp>
 
-#include "random/box_muller.hpp"
-#include "random/counter_lanes.hpp"
-#include "random/counter_rng.hpp"
+#include "rng/box_muller.hpp"
+#include "rng/counter_lanes.hpp"
+#include "rng/counter_rng.hpp"
 #include "core/simd_exp.hpp"
 
 namespace sharp::dispersion::lanes {

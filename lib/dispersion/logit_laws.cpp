@@ -7,8 +7,8 @@
 #include <string>
 
 #include "core/errors.hpp"
-#include "random/counter_lanes.hpp"
-#include "random/counter_rng.hpp"
+#include "rng/counter_lanes.hpp"
+#include "rng/counter_rng.hpp"
 
 namespace sharp::dispersion {
 namespace {

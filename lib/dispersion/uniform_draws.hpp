@@ -17,8 +17,8 @@
 #include <xsimd/xsimd.hpp>
 
 #include "core/hash.hpp"
-#include "random/counter_lanes.hpp"
-#include "random/counter_rng.hpp"
+#include "rng/counter_lanes.hpp"
+#include "rng/counter_rng.hpp"
 
 namespace sharp::dispersion {
 

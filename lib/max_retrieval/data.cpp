@@ -1,6 +1,6 @@
 #include "max_retrieval/data.hpp"
 
-#include "random/counter_rng.hpp"
+#include "rng/counter_rng.hpp"
 
 namespace sharp::max_retrieval {
 

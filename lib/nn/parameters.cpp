@@ -3,7 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "random/counter_rng.hpp"
+#include "rng/counter_rng.hpp"
 
 namespace sharp::nn {
 

@@ -1,7 +1,7 @@
 #include "text_model/task_mix.hpp"
 
 #include "core/errors.hpp"
-#include "random/counter_rng.hpp"
+#include "rng/counter_rng.hpp"
 
 namespace sharp::text_model {
 namespace {

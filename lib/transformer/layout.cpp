@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "random/counter_rng.hpp"
+#include "rng/counter_rng.hpp"
 
 namespace sharp::transformer {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "linalg/largest_singular_value.hpp"
-#include "random/counter_rng.hpp"
+#include "rng/counter_rng.hpp"
 
 namespace sharp::weight_bound {
 

@@ -5,13 +5,13 @@
 //    for a toolchain). The seeded form starts a stream; the other continues the caller's (a fresh
 //    distribution per call, so a call's values depend only on the engine's state).
 //  - random_uniform: centre + half_width·(2u − 1) with u from the counter-based RNG
-//    (random/counter_rng.hpp): integer-exact, the same bits on every machine (pinned outputs use it).
+//    (rng/counter_rng.hpp): integer-exact, the same bits on every machine (pinned outputs use it).
 #include <cstddef>
 #include <cstdint>
 #include <random>
 #include <vector>
 
-#include "random/counter_rng.hpp"
+#include "rng/counter_rng.hpp"
 
 namespace sharp::test {
 

@@ -11,7 +11,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "random/counter_rng.hpp"
+#include "rng/counter_rng.hpp"
 
 namespace {
 

@@ -19,7 +19,7 @@
 #include "dispersion/dispersion_row.hpp"
 #include "dispersion/logit_lanes.hpp"
 #include "dispersion/uniform_draws.hpp"
-#include "random/counter_rng.hpp"
+#include "rng/counter_rng.hpp"
 
 namespace {
 

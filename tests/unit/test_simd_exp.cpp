@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/simd_exp.hpp"
-#include "random/counter_rng.hpp"
+#include "rng/counter_rng.hpp"
 
 namespace {
 

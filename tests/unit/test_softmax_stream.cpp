@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
-#include "random/counter_rng.hpp"
+#include "rng/counter_rng.hpp"
 #include "normalisers/softmax_stream.hpp"
 
 namespace {

@@ -9,7 +9,7 @@
 
 #include "entropy/entropy_temperature.hpp"
 #include "linalg/largest_singular_value.hpp"
-#include "random/counter_rng.hpp"
+#include "rng/counter_rng.hpp"
 #include "weight_bound/logit_spread_bound.hpp"
 
 using namespace sharp;

@@ -1,11 +1,11 @@
 // Vectorised fills of the counter-based stream. Every function computes lanes independently with
 // the same instructions as its scalar counterpart, which is what makes them bit-identical.
-#include "random/counter_rng.hpp"
+#include "rng/counter_rng.hpp"
 
 #include <algorithm>
 
-#include "random/box_muller.hpp"
-#include "random/counter_lanes.hpp"
+#include "rng/box_muller.hpp"
+#include "rng/counter_lanes.hpp"
 
 namespace sharp::rng {
 

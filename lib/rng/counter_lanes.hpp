@@ -8,7 +8,7 @@
 
 #include <xsimd/xsimd.hpp>
 
-#include "random/counter_rng.hpp"
+#include "rng/counter_rng.hpp"
 
 namespace sharp::rng {
 

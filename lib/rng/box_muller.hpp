@@ -7,7 +7,7 @@
 // swaps and sign flips. So each lane is a pure function of its own two words.
 #include <utility>
 
-#include "random/counter_lanes.hpp"
+#include "rng/counter_lanes.hpp"
 
 namespace sharp::rng {
 
