@@ -185,8 +185,7 @@ std::string copied_type(const h5::Group& root, const ViewArray& a, const std::ve
     std::size_t values = 1;
     for (std::size_t d : a.shape_of_row[r]) values *= d;
     if (values > kCopiedBlockValues) return "";
-    std::string code;
-    arrays_root.open_group(ids[r]).read_raw(a.name, &code);
+    const std::string code = arrays_root.open_group(ids[r]).numeric_type_code(a.name);
     if ((code != "f8" && code != "f4" && code != "i8") || (!type.empty() && code != type)) return "";
     type = code;
   }

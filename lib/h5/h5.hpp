@@ -102,6 +102,7 @@ public:
   // A numeric dataset's values as stored, little-endian bytes of the stored element type, without
   // conversion; `code` is that type as numpy writes it: "f8", "f4", "i8", "u1", ... Error otherwise.
   std::vector<unsigned char> read_raw(const std::string& name, std::string* code) const;
+  std::string numeric_type_code(const std::string& name) const;  // that code alone, nothing read
 
   // Attributes on this group (root attributes when this is the root group); set_attr overwrites.
   bool has_attr(const std::string& name) const;

@@ -23,17 +23,38 @@ bool Group::is_virtual(const std::string& name) const {
   return H5Pget_layout(plist.get()) == H5D_VIRTUAL;
 }
 
+namespace {
+
+// "f8", "i8", "u1", ... for a numeric stored type, as numpy writes it; "" for any other.
+std::string type_code(hid_t stored) {
+  const H5T_class_t cls = H5Tget_class(stored);
+  if (cls != H5T_FLOAT && cls != H5T_INTEGER) return "";
+  const bool is_signed = cls == H5T_INTEGER && H5Tget_sign(stored) == H5T_SGN_2;
+  return std::string(cls == H5T_FLOAT ? "f" : is_signed ? "i" : "u") + std::to_string(H5Tget_size(stored));
+}
+
+}  // namespace
+
+std::string Group::numeric_type_code(const std::string& name) const {
+  SilenceErrors quiet;
+  Handle dataset(H5Dopen2(id_, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (dataset.get() < 0) fail("open dataset", name);
+  Handle stored(H5Dget_type(dataset.get()), H5Tclose);
+  if (stored.get() < 0) fail("get the datatype of", name);
+  std::string code = type_code(stored.get());
+  if (code.empty()) fail("read the numeric type (the stored type is not numeric) of", name);
+  return code;
+}
+
 std::vector<unsigned char> Group::read_raw(const std::string& name, std::string* code) const {
   SilenceErrors quiet;
   Handle dataset(H5Dopen2(id_, name.c_str(), H5P_DEFAULT), H5Dclose);
   if (dataset.get() < 0) fail("open dataset", name);
   Handle stored(H5Dget_type(dataset.get()), H5Tclose);
   if (stored.get() < 0) fail("get the datatype of", name);
-  const H5T_class_t cls = H5Tget_class(stored.get());
-  if (cls != H5T_FLOAT && cls != H5T_INTEGER) fail("read raw bytes (the stored type is not numeric) of", name);
+  *code = type_code(stored.get());
+  if (code->empty()) fail("read raw bytes (the stored type is not numeric) of", name);
   const std::size_t size = H5Tget_size(stored.get());
-  const bool is_signed = cls == H5T_INTEGER && H5Tget_sign(stored.get()) == H5T_SGN_2;
-  *code = std::string(cls == H5T_FLOAT ? "f" : is_signed ? "i" : "u") + std::to_string(size);
   // The stored type in little-endian order: a file written big-endian gives the same bytes.
   Handle memory(H5Tcopy(stored.get()), H5Tclose);
   if (memory.get() < 0 || H5Tset_order(memory.get(), H5T_ORDER_LE) < 0) fail("make a little-endian type for", name);
