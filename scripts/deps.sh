@@ -21,7 +21,7 @@ for arg in "$@"; do
   esac
 done
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config clang-format
   libxtensor-dev libxsimd-dev xtl-dev libxtensor-blas-dev libopenblas-openmp-dev liblapack-dev
   libhdf5-dev hdf5-tools libboost-program-options-dev
   libopenmpi-dev openmpi-bin
