@@ -18,6 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import common
+import product
 import max_retrieval as mr
 
 EXPERIMENT = mr.EXPERIMENT
@@ -125,6 +126,19 @@ def make(path: str, outdir: str) -> list:
     maps = read_maps(result, {n: by_n[n] for n in ns}, normalisers)
     fig = draw(result, maps, normalisers, ns, all_ns, train_seed, eval_seed)
     return common.save_figure(fig, outdir, "attention_maps")
+
+
+# What this module makes (analysis/products.py collects it for make_figures and the page).
+PRODUCTS = (
+    product.Product("attention_maps", INPUT_FILE, make,
+        figures=(
+        product.Figure(
+            "attention_maps", "Attention maps",
+            "Each panel: the head's weights on the 16 highest-priority items of 32 sets (rows), highest first. "
+            "Compare across n how much weight the first column (the maximum) keeps, and at one n softmax's rows with"
+            " adaptive's; adaptive temperature can only sharpen a row whose entropy is below 5.94 nats (β > 1 "
+            "there)."),)),
+)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 import common
+import product
 
 EXPERIMENT = "fit-adaptive"
 INPUT_FILE = "fit-adaptive.h5"
@@ -173,6 +174,19 @@ def make(path: str, outdir: str) -> list:
     if sum(m.entropy.size for m in models) == 0:
         raise common.ResultFileError(f"{path}: no (H, β*) pairs to plot.")
     return common.save_figure(draw(result, models), outdir, "beta_polynomial")
+
+
+# What this module makes (analysis/products.py collects it for make_figures and the page).
+PRODUCTS = (
+    product.Product("beta_polynomial", INPUT_FILE, make,
+        figures=(
+        product.Figure(
+            "beta_polynomial", "Entropy → β: data, our refit, the paper's curve",
+            "Dots: per-set (H, β*), coloured by n. Black: our fit per model; red: the binned fit. Orange: the "
+            "paper's polynomial as applied (solid) and bare (dotted). Compare where the curves rise above β = 1 and "
+            "where they peak; the legend's numbers say which rule gives the model the highest mean log-probability "
+            "of the right class."),)),
+)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 import common
+import product
 
 EXPERIMENT = "bounds"
 INPUT_FILE = "bounds.h5"
@@ -177,6 +178,18 @@ def make(path: str, outdir: str) -> list:
     written.append(common.save_text(thresholds_table(result, series), outdir,
                                     "dispersion_thresholds.md"))
     return written
+
+
+# What this module makes (analysis/products.py collects it for make_figures and the page).
+PRODUCTS = (
+    product.Product("dispersion", INPUT_FILE, make,
+        figures=(
+        product.Figure(
+            "dispersion", "Largest attention coefficient against n",
+            "Left: α_max of every logit law against n, with the lemma's bound exp(δ/θ)/n (dashed) and the worst "
+            "case, one logit at M and the rest at m (thin line). Right: n·α_max against the ceiling e^(δ/θ). The "
+            "lemma allows no marker above its dashed line; the table's violations column counts any that is."),)),
+)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 import common
+import product
 
 EXPERIMENT = "entropy-temperature"
 INPUT_FILE = "entropy-temperature.h5"
@@ -120,6 +121,18 @@ def make(path: str, outdir: str) -> list:
         common.loud_warning(f"{path}: entropy is not strictly decreasing in β at {failed} "
                             f"point(s) (docs/science.md#entropy-falls-with-beta says dH/dβ = −β·Var_p(e) < 0).")
     return common.save_figure(draw(result, curves), outdir, "entropy_temperature")
+
+
+# What this module makes (analysis/products.py collects it for make_figures and the page).
+PRODUCTS = (
+    product.Product("entropy_temperature", INPUT_FILE, make,
+        figures=(
+        product.Figure(
+            "entropy_temperature", "Entropy against inverse temperature",
+            "Left: H against β for every row, from ln n at β → 0; the result says every curve falls. Right: the "
+            "closed-form slope (lines) and the finite difference (markers); the title gives their largest relative "
+            "difference over every point."),)),
+)
 
 
 if __name__ == "__main__":

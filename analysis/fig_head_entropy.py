@@ -17,6 +17,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 import common
+import product
 import max_retrieval as mr
 
 EXPERIMENT = mr.EXPERIMENT
@@ -67,6 +68,17 @@ def make(path: str, outdir: str) -> list:
     """Figure head_entropy.{png,pdf}; returns the paths."""
     data = mr.load_eval_max(path)
     return common.save_figure(draw(data), outdir, "head_entropy")
+
+
+# What this module makes (analysis/products.py collects it for make_figures and the page).
+PRODUCTS = (
+    product.Product("head_entropy", INPUT_FILE, make,
+        figures=(
+        product.Figure(
+            "head_entropy", "Entropy of the trained head against n",
+            "Left: the head's attention entropy against n, beside ln n (uniform attention, dashed). Right: the "
+            "weight on the true maximum against n, beside 1/n (dashed)."),)),
+)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 import common
+import product
 from max_retrieval import normaliser_colours, t_interval, wilson_interval
 from text_results import trained_normalisers
 
@@ -106,6 +107,18 @@ def make(path: str, outdir: str) -> list:
     target.legend(handles=handles, loc="upper left", title=f"{scale} scale", borderaxespad=0.0)
     fig.suptitle("Algorithmic text (generated in the CLRS-Text format): accuracy against length", fontsize=9)
     return common.save_figure(fig, outdir, "text_accuracy")
+
+
+# What this module makes (analysis/products.py collects it for make_figures and the page).
+PRODUCTS = (
+    product.Product("text_accuracy", INPUT_FILE, make,
+        figures=(
+        product.Figure(
+            "text_accuracy", "Exact match against length, per algorithm",
+            "One panel per algorithm, one solid curve per normaliser trained into every head, dashed where a "
+            "normaliser was applied at inference only; shaded: 95% t-interval across seeds (one seed: Wilson "
+            "interval of its samples); grey ticks: training lengths (beyond 16: extrapolation)."),)),
+)
 
 
 if __name__ == "__main__":

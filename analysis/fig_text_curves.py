@@ -20,6 +20,7 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 import common
+import product
 import competence_gate
 import max_retrieval as mr
 
@@ -90,6 +91,25 @@ def make(path: str, outdir: str, name: str = "text_study_curves") -> list:
 
 def make_pilot(path: str, outdir: str) -> list:
     return make(path, outdir, "text_study_curves_pilot")
+
+
+# What this module makes (analysis/products.py collects it for make_figures and the page).
+PRODUCTS = (
+    product.Product("text_study_curves", INPUT_FILE, make,
+        figures=(
+        product.Figure(
+            "text_study_curves", "Learning curves",
+            "Every model's training curve, one colour per arm, seed 1 (the pilot) thick: exact match on the fixed "
+            "evaluation set at the training lengths (left) and training (solid) and evaluation (dashed) loss (right)"
+            " against the step; dotted, the gate's 95%. Compare where each arm levels off with the gate."),)),
+    product.Product("text_study_curves_pilot", PILOT_FILE, make_pilot,
+        figures=(
+        product.Figure(
+            "text_study_curves_pilot", "The pilot's learning curves",
+            "Seed 1 of every arm (the pilot, before the other seeds are trained): exact match on the fixed "
+            "evaluation set at the training lengths and the losses against the step; dotted, the gate's 95% (judged "
+            "on the greedy evaluation, not on this curve)."),)),
+)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 import common
+import product
 import transformer_panels as tp
 
 EXPERIMENT = "transformer-dispersion"
@@ -69,6 +70,18 @@ def make(path: str, outdir: str) -> list:
         common.loud_warning(f"{path}: {violations} attention row(s) outside the dispersion lemma's bounds "
                             f"(docs/science.md#dispersion-lemma); there must be none.")
     return common.save_figure(draw(result, panels), outdir, "transformer_alpha")
+
+
+# What this module makes (analysis/products.py collects it for make_figures and the page).
+PRODUCTS = (
+    product.Product("transformer_alpha", INPUT_FILE, make,
+        figures=(
+        product.Figure(
+            "transformer_alpha", "Largest coefficient per head against n",
+            "Each panel one random model; lines: α_max of the last row of every head, dotted: its bound min(1, "
+            "e^(β·sup δ)/n), dashed: 1/n. Compare each head's slope with 1/n's; the titles name the positional "
+            "scheme, and the table below gives the theorem check's verdict per model."),)),
+)
 
 
 if __name__ == "__main__":

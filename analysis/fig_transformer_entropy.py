@@ -19,6 +19,7 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 import common
+import product
 import transformer_panels as tp
 
 EXPERIMENT = "transformer-dispersion"
@@ -65,6 +66,17 @@ def make(path: str, outdir: str) -> list:
         raise common.ResultFileError(f"{path}: no model has two input lengths at least 4x apart; "
                                      f"nothing to plot against n.")
     return common.save_figure(draw(result, panels), outdir, "transformer_entropy")
+
+
+# What this module makes (analysis/products.py collects it for make_figures and the page).
+PRODUCTS = (
+    product.Product("transformer_entropy", INPUT_FILE, make,
+        figures=(
+        product.Figure(
+            "transformer_entropy", "Head entropy against n",
+            "Mean row entropy of every head against n beside uniform attention's ln(n!)/n (dashed) and ln n "
+            "(dotted), one panel per model. Adaptive temperature leaves a row with H > 5.94 unchanged (β = 1 there)."),)),
+)
 
 
 if __name__ == "__main__":

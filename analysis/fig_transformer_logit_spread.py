@@ -23,6 +23,7 @@ import numpy as np
 import matplotlib.pyplot as plt
 
 import common
+import product
 import trained_dispersion as td
 import transformer_panels as tp
 import transformer_theorem
@@ -168,6 +169,19 @@ def make(path: str, outdir: str) -> list:
     written = common.save_figure(draw(rows), outdir, "transformer_logit_spread")
     written.append(common.save_text(markdown(rows), outdir, "transformer_logit_spread.md"))
     return written
+
+
+# What this module makes (analysis/products.py collects it for make_figures and the page).
+PRODUCTS = (
+    product.Product("transformer_logit_spread", INPUT_FILE, make,
+        figures=(
+        product.Figure(
+            "transformer_logit_spread", "Logit spread across heads",
+            "δ per head (its largest row spread) at the largest n: range and mean ± std over heads per model, beside"
+            " the paper's Gemma 2B/7B rows; blue rows are the trained text models on prompts of their task (seeds "
+            "pooled), red rows the negative controls. Where random models land depends on their init scale (the rows"
+            " name it)."),)),
+)
 
 
 if __name__ == "__main__":

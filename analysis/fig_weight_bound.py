@@ -15,6 +15,7 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 import common
+import product
 
 EXPERIMENT = "weight-bound"
 INPUT_FILE = "weight-bound.h5"
@@ -116,6 +117,17 @@ def make(path: str, outdir: str) -> list:
         common.loud_warning(f"{path}: {violations} trial(s) where the logit spread exceeds the "
                             f"weight-norm bound (docs/science.md#weight-norm-bound); it must never fail.")
     return common.save_figure(draw(result, by_d_model), outdir, "weight_bound")
+
+
+# What this module makes (analysis/products.py collects it for make_figures and the page).
+PRODUCTS = (
+    product.Product("weight_bound", INPUT_FILE, make,
+        figures=(
+        product.Figure(
+            "weight_bound", "Tightness of the weight-norm bound",
+            "Left: the ratio δ/bound of every trial, per d_model; the bound allows at most 1, and how far below 1 "
+            "the trials stay measures how loose it is for random weights. Right: the mean ratio per point against n."),)),
+)
 
 
 if __name__ == "__main__":

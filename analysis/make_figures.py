@@ -9,7 +9,8 @@ Exit status: 0 when every present input was drawn (skips are fine), 1 when a pre
 refused (incomplete, unknown schema, wrong experiment, malformed, columns of the wrong type: one
 line on stderr per figure, naming the file and the reason) or a figure failed (a bug of the
 analysis: its traceback and "this figure failed: ... — please report it"); the other figures are
-still drawn. A new figure is one more line in FIGURES.
+still drawn. The figures are analysis/products.py's registry: a new figure is one more Product in
+its module's PRODUCTS.
 """
 from __future__ import annotations
 
@@ -20,50 +21,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # works from any cwd
 
 import common  # noqa: E402
-import fig_attention_maps  # noqa: E402
-import fig_beta_polynomial  # noqa: E402
-import fig_dispersion  # noqa: E402
-import fig_entropy_temperature  # noqa: E402
-import fig_text_accuracy  # noqa: E402
-import fig_text_curves  # noqa: E402
-import fig_head_entropy  # noqa: E402
-import fig_max_accuracy  # noqa: E402
-import fig_remedies  # noqa: E402
-import fig_transformer_alpha  # noqa: E402
-import fig_transformer_entropy  # noqa: E402
-import fig_transformer_logit_spread  # noqa: E402
-import fig_transformer_trained  # noqa: E402
-import fig_weight_bound  # noqa: E402
-import max_accuracy_table  # noqa: E402
+import products  # noqa: E402
 import published  # noqa: E402
-import remedies_table  # noqa: E402
-import text_paired_table  # noqa: E402
-import text_study  # noqa: E402
-import transformer_theorem  # noqa: E402
-
-# (figure name, input file in RESULTS_DIR, make(path, outdir) -> list of paths written)
-FIGURES = [
-    ("dispersion", fig_dispersion.INPUT_FILE, fig_dispersion.make),
-    ("weight_bound", fig_weight_bound.INPUT_FILE, fig_weight_bound.make),
-    ("entropy_temperature", fig_entropy_temperature.INPUT_FILE, fig_entropy_temperature.make),
-    ("attention_maps", fig_attention_maps.INPUT_FILE, fig_attention_maps.make),
-    ("max_accuracy", fig_max_accuracy.INPUT_FILE, fig_max_accuracy.make),
-    ("max_accuracy_table", max_accuracy_table.INPUT_FILE, max_accuracy_table.make),
-    ("head_entropy", fig_head_entropy.INPUT_FILE, fig_head_entropy.make),
-    ("remedies", fig_remedies.INPUT_FILE, fig_remedies.make),
-    ("remedies_leaderboard", remedies_table.INPUT_FILE, remedies_table.make),
-    ("beta_polynomial", fig_beta_polynomial.INPUT_FILE, fig_beta_polynomial.make),
-    ("transformer_alpha", fig_transformer_alpha.INPUT_FILE, fig_transformer_alpha.make),
-    ("transformer_entropy", fig_transformer_entropy.INPUT_FILE, fig_transformer_entropy.make),
-    ("transformer_logit_spread", fig_transformer_logit_spread.INPUT_FILE, fig_transformer_logit_spread.make),
-    ("transformer_theorem", transformer_theorem.INPUT_FILE, transformer_theorem.make),
-    ("transformer_entropy_trained", fig_transformer_trained.INPUT_FILE, fig_transformer_trained.make),
-    ("text_accuracy", fig_text_accuracy.INPUT_FILE, fig_text_accuracy.make),
-    ("text_paired", text_paired_table.INPUT_FILE, text_paired_table.make),
-    ("text_study", text_study.INPUT_FILE, text_study.make),
-    ("text_study_curves", fig_text_curves.INPUT_FILE, fig_text_curves.make),
-    ("text_study_curves_pilot", fig_text_curves.PILOT_FILE, fig_text_curves.make_pilot),
-]
 
 
 def main(argv=None) -> int:
@@ -78,7 +37,8 @@ def main(argv=None) -> int:
     outdir = args.out or os.path.join(args.results_dir, "figures")
 
     refused = failed = 0
-    for name, input_file, make in FIGURES:
+    for product in products.PRODUCTS:
+        name, input_file, make = product.name, product.input_file, product.make
         try:
             path, label = published.resolve(args.results_dir, input_file, args.published)
         except published.ManifestError as err:

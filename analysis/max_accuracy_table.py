@@ -17,6 +17,7 @@ import math
 import sys
 
 import common
+import product
 import max_retrieval as mr
 
 EXPERIMENT = mr.EXPERIMENT
@@ -209,6 +210,12 @@ def make(path: str, outdir: str) -> list:
     rows = table_rows(data)
     return [common.save_text(markdown(data, rows), outdir, "max_accuracy.md"),
             common.save_text(latex(data, rows), outdir, "max_accuracy.tex")]
+
+
+# What this module makes (analysis/products.py collects it for make_figures and the page).
+PRODUCTS = (
+    product.Product("max_accuracy_table", INPUT_FILE, make),
+)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ import sys
 import numpy as np
 
 import common
+import product
 import max_retrieval as mr
 
 INPUT_FILE = "eval-remedies.h5"
@@ -337,6 +338,12 @@ def make(path: str, outdir: str) -> list:
     b = board(path)
     return [common.save_text(markdown(b), outdir, "remedies_leaderboard.md"),
             common.save_text(latex(b), outdir, "remedies_leaderboard.tex")]
+
+
+# What this module makes (analysis/products.py collects it for make_figures and the page).
+PRODUCTS = (
+    product.Product("remedies_leaderboard", INPUT_FILE, make),
+)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ import fig_remedies  # noqa: E402
 import remedies_table as leaderboard  # noqa: E402
 import max_accuracy_table  # noqa: E402
 import max_retrieval as mr  # noqa: E402
+import products  # noqa: E402
 import published  # noqa: E402
 import report_html as H  # noqa: E402
 import report_sources  # noqa: E402
@@ -114,7 +115,8 @@ def file_names() -> list:
     absent without a notice, as the text study's pilot once the study has run)."""
     names = []
     for section in SECTIONS:
-        names += section.files + section.optional + tuple(g.source for g in section.figures)
+        names += section.files + section.optional + tuple(products.page_figure(png)[1].input_file
+                                                          for png in section.figures)
     return list(dict.fromkeys(names))
 
 
@@ -612,8 +614,9 @@ def file_notice(source: report_sources.Source, inputs: Inputs) -> str:
     return shipped
 
 
-def figure_block(figure, inputs: Inputs, figures_dir: str) -> str:
-    source = inputs.sources[figure.source]
+def figure_block(png: str, inputs: Inputs, figures_dir: str) -> str:
+    figure, product = products.page_figure(png)
+    source = inputs.sources[product.input_file]
     if not source.ok:
         return ""
     png = os.path.join(figures_dir, figure.png + ".png")
@@ -704,7 +707,7 @@ def guarded(key: str, title: str, inputs: Inputs, make) -> tuple:
 
 def other_figures(inputs: Inputs, figures_dir: str) -> str:
     """Figures in the figures directory that no section lists (a new experiment's)."""
-    listed = {f.png for s in SECTIONS for f in s.figures}
+    listed = {png for s in SECTIONS for png in s.figures}
     if not os.path.isdir(figures_dir):
         return ""
     extra = sorted(f[:-4] for f in os.listdir(figures_dir)

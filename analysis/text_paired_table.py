@@ -26,6 +26,7 @@ import sys
 import numpy as np
 
 import common
+import product
 import max_retrieval as mr
 from text_results import read_points, training_params
 
@@ -299,6 +300,12 @@ def make(path: str, outdir: str) -> list:
     rows = load(path)
     return [common.save_text(markdown(path, rows), outdir, "text_paired.md"),
             common.save_text(latex(path, rows), outdir, "text_paired.tex")]
+
+
+# What this module makes (analysis/products.py collects it for make_figures and the page).
+PRODUCTS = (
+    product.Product("text_paired", INPUT_FILE, make),
+)
 
 
 if __name__ == "__main__":

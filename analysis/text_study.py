@@ -25,6 +25,7 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 import common
+import product
 import competence_gate
 import max_retrieval as mr
 import text_paired_table as tp
@@ -327,6 +328,23 @@ def make(path: str, outdir: str) -> list:
     if measures:
         written += entropy_figure(study, measures, outdir, scale)
     return written
+
+
+# What this module makes (analysis/products.py collects it for make_figures and the page).
+PRODUCTS = (
+    product.Product("text_study", INPUT_FILE, make,
+        figures=(
+        product.Figure(
+            "text_study_accuracy", "Exact match against length, every sample",
+            "Mean over seeds with a 95% interval, per arm, beside chance 1/L (dotted); grey lines mark the training "
+            "lengths. Beyond 16 part of each curve's fall is output extrapolation (answers naming an index the "
+            "models never wrote), which the primary endpoint removes."),
+        product.Figure(
+            "text_study_entropy", "The answer rows' heads",
+            "Attention entropy of the rows that write the answer after (solid) and before (dashed) the normaliser's "
+            "β, beside uniform attention's ln k, and their logit spread δ, per arm against length: learned sharpness"
+            " (low entropy before β) told apart from the multiplier's."),)),
+)
 
 
 if __name__ == "__main__":

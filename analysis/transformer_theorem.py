@@ -43,6 +43,7 @@ from scipy import stats
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
+import product  # noqa: E402
 
 EXPERIMENT = "transformer-dispersion"
 GROWTH_LIMIT = 1.10     # β·certificate may rise by at most this factor over the last 4× of n
@@ -258,6 +259,12 @@ def main(argv=None) -> int:
         for c in checks:
             print(f"{c.label()}: {c.verdict()}")
     return 0
+
+
+# What this module makes (analysis/products.py collects it for make_figures and the page).
+PRODUCTS = (
+    product.Product("transformer_theorem", INPUT_FILE, make),
+)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import fig_transformer_logit_spread
 import fig_transformer_trained
 import fig_weight_bound
 import make_figures
+import products
 import synthetic
 
 ANALYSIS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -277,7 +278,7 @@ def test_trained_dispersion_figure_and_spread_rows(tmp_path):
 def test_make_figures_skips_missing_inputs(tmp_path, capsys):
     assert make_figures.main([str(tmp_path)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == len(make_figures.FIGURES)
+    assert len(out) == len(products.PRODUCTS)
     assert all(line.startswith("skipped ") and "not found" in line for line in out)
     assert not (tmp_path / "figures").exists()
 
@@ -286,7 +287,7 @@ def test_make_figures_draws_every_present_input(results_dir, tmp_path, capsys):
     assert make_figures.main([str(results_dir), "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert [line.split(":")[0] for line in out] == [f"wrote {name}"
-                                                   for name, _, _ in make_figures.FIGURES]
+                                                   for name in (p.name for p in products.PRODUCTS)]
     for name in ("dispersion", "weight_bound", "entropy_temperature", "attention_maps",
                  "max_accuracy", "head_entropy", "beta_polynomial", "transformer_alpha",
                  "transformer_entropy", "transformer_logit_spread", "text_accuracy",

@@ -17,6 +17,8 @@ import pytest
 
 import common
 import make_figures
+import product
+import products
 import report
 import synthetic
 from report_sections import SECTIONS
@@ -94,7 +96,7 @@ def test_wrong_column_types_are_refused_by_figures_and_page(tmp_path, to_text):
     assert figures.returncode == 1, figures.stderr
     assert "Traceback" not in figures.stderr
     errors = [line for line in figures.stderr.splitlines() if line.startswith("error: ")]
-    expected = [(name, inp) for name, inp, _ in make_figures.FIGURES if inp in refused]
+    expected = [(p.name, p.input_file) for p in products.PRODUCTS if p.input_file in refused]
     assert len(errors) == len(expected), figures.stderr
     for (name, inp), line in zip(expected, errors):
         assert line.startswith(f"error: {name}: {d / inp}: refused: "), line
@@ -131,7 +133,7 @@ def test_transformer_file_without_arrays_is_refused(tmp_path):
     figures = run("make_figures.py", d, cwd=tmp_path)
     assert figures.returncode == 1 and "Traceback" not in figures.stderr
     errors = [line for line in figures.stderr.splitlines() if line.startswith("error: ")]
-    users = [name for name, inp, _ in make_figures.FIGURES if inp == path.name]
+    users = [p.name for p in products.PRODUCTS if p.input_file == path.name]
     assert [line.split(":")[1].strip() for line in errors] == users
     assert all(f"{path}: has no /arrays group" in line for line in errors)
 
@@ -190,8 +192,8 @@ def test_a_failing_figure_does_not_stop_the_others(tmp_path, monkeypatch, capsys
     def broken(path, outdir):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(make_figures, "FIGURES", [("broken", "bounds.h5", broken)]
-                        + [f for f in make_figures.FIGURES if f[0] == "dispersion"])
+    monkeypatch.setattr(products, "PRODUCTS", [product.Product("broken", "bounds.h5", broken)]
+                        + [p for p in products.PRODUCTS if p.name == "dispersion"])
     assert make_figures.main([str(tmp_path)]) == 1
     out, err = capsys.readouterr()
     assert (f"error: broken: {tmp_path / 'bounds.h5'}: this figure failed: RuntimeError: boom — "

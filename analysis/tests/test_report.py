@@ -19,6 +19,7 @@ import scorecard as sc
 import scorecard_clrs
 import synthetic
 from report_sections import SECTIONS, Section
+import products
 
 PAPER_N = (16, 64, 256, 512, 1024, 2048, 4096, 16384)
 
@@ -381,7 +382,7 @@ def test_sections_say_what_their_files_hold_and_captions_do_not_predict(tmp_path
     page, _, _ = build(tmp_path)
     assert ("eval-remedies.h5 holds n = 16 … 2^20, models trained with entmax15 (2 points)"
             in section_text(page, "remedies"))
-    static = " ".join(f.caption for s in SECTIONS for f in s.figures) + " ".join(
+    static = " ".join(f.caption for p in products.PRODUCTS for f in p.figures) + " ".join(
         s.intro for s in SECTIONS)
     for prediction in ("land near", "loose by a factor that grows", "stay sharp.",
                        "fall towards chance", "tested to 2^", "up to 2^"):

@@ -15,11 +15,14 @@ from scipy import stats
 
 import common
 import fig_text_curves
-import make_figures
+import products
 import paired_strata as ps
 import synthetic
 import text_study as ts
 import text_study_endpoint as te
+
+# (name, input file, make) of every product make_figures makes
+MADE = [(p.name, p.input_file, p.make) for p in products.PRODUCTS]
 
 
 def study(tmp_path, **kw):
@@ -239,7 +242,7 @@ def test_make_writes_the_table_and_both_figures_and_is_registered(tmp_path):
     row = next(line for line in md.splitlines() if line.startswith("| minimum | adaptive | 32 |"))
     after, before = (float(x) for x in row.split("|")[4:6])
     assert before - after == pytest.approx(0.3, abs=1e-3)
-    assert ("text_study", ts.INPUT_FILE, ts.make) in make_figures.FIGURES
+    assert ("text_study", ts.INPUT_FILE, ts.make) in MADE
 
 
 def test_a_file_without_answer_index_is_refused(tmp_path):
@@ -272,8 +275,8 @@ def test_learning_curves_per_arm_and_seed_are_drawn_and_registered(tmp_path):
     assert pilot["curve_eval_exact_match"][-1] == pytest.approx(0.93)
     written = fig_text_curves.make(str(tmp_path / "train-text.h5"), str(tmp_path / "figures"))
     assert sorted(p.rsplit("/", 1)[1] for p in written) == ["text_study_curves.pdf", "text_study_curves.png"]
-    assert ("text_study_curves", "train-text.h5", fig_text_curves.make) in make_figures.FIGURES
-    assert ("text_study_curves_pilot", "train-text-pilot.h5", fig_text_curves.make_pilot) in make_figures.FIGURES
+    assert ("text_study_curves", "train-text.h5", fig_text_curves.make) in MADE
+    assert ("text_study_curves_pilot", "train-text-pilot.h5", fig_text_curves.make_pilot) in MADE
     # A file without the curve is refused with the reason.
     with synthetic.edited(tmp_path / "train-text.h5") as f:
         first = f["points/id"].asstr()[0]
