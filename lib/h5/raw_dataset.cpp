@@ -33,27 +33,48 @@ std::string type_code(hid_t stored) {
   return std::string(cls == H5T_FLOAT ? "f" : is_signed ? "i" : "u") + std::to_string(H5Tget_size(stored));
 }
 
+// A dataset opened with its stored type and that type's code. `failed` names the operation that
+// failed, if one did; the caller reports it at once, before any other HDF5 call clears the error stack.
+struct NumericDataset {
+  Handle dataset, stored;
+  std::string code;
+  const char* failed = nullptr;
+};
+
+NumericDataset open_numeric(hid_t group, const std::string& name) {
+  NumericDataset d;
+  d.dataset = Handle(H5Dopen2(group, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (d.dataset.get() < 0) {
+    d.failed = "open dataset";
+    return d;
+  }
+  d.stored = Handle(H5Dget_type(d.dataset.get()), H5Tclose);
+  if (d.stored.get() < 0) {
+    d.failed = "get the datatype of";
+    return d;
+  }
+  d.code = type_code(d.stored.get());
+  return d;
+}
+
 }  // namespace
 
 std::string Group::numeric_type_code(const std::string& name) const {
   SilenceErrors quiet;
-  Handle dataset(H5Dopen2(id_, name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (dataset.get() < 0) fail("open dataset", name);
-  Handle stored(H5Dget_type(dataset.get()), H5Tclose);
-  if (stored.get() < 0) fail("get the datatype of", name);
-  std::string code = type_code(stored.get());
-  if (code.empty()) fail("read the numeric type (the stored type is not numeric) of", name);
-  return code;
+  NumericDataset d = open_numeric(id_, name);
+  if (d.failed) fail(d.failed, name);
+  if (d.code.empty()) fail("read the numeric type (the stored type is not numeric) of", name);
+  return d.code;
 }
 
 std::vector<unsigned char> Group::read_raw(const std::string& name, std::string* code) const {
   SilenceErrors quiet;
-  Handle dataset(H5Dopen2(id_, name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (dataset.get() < 0) fail("open dataset", name);
-  Handle stored(H5Dget_type(dataset.get()), H5Tclose);
-  if (stored.get() < 0) fail("get the datatype of", name);
-  *code = type_code(stored.get());
-  if (code->empty()) fail("read raw bytes (the stored type is not numeric) of", name);
+  NumericDataset d = open_numeric(id_, name);
+  if (d.failed) fail(d.failed, name);
+  if (d.code.empty()) fail("read raw bytes (the stored type is not numeric) of", name);
+  *code = d.code;
+  const Handle& dataset = d.dataset;
+  const Handle& stored = d.stored;
   const std::size_t size = H5Tget_size(stored.get());
   // The stored type in little-endian order: a file written big-endian gives the same bytes.
   Handle memory(H5Tcopy(stored.get()), H5Tclose);
