@@ -12,7 +12,7 @@
 #include "normalisers/registry.hpp"
 #include "normalisers/row_checks.hpp"
 #include "normalisers/softmax_kernels.hpp"
-#include "normalisers/softmax_lanes.hpp"
+#include "normalisers/simd/softmax_lanes.hpp"
 
 namespace sharp::norm::detail {
 
@@ -55,7 +55,7 @@ void SoftmaxFamily::parameter_gradients(double dbeta, std::size_t keys, double* 
 
 // The entropy-driven rule (docs/science.md#adaptive-temperature): H = entropy of softmax(z); p = softmax(beta(H) z).
 // The first pass computes the statistics at beta = 1 (float rows: in double lanes with an exp to 12
-// digits, as the entropy must be good to ~1e-10: block_kernels.hpp, FloatLanes::kTwelveDigits), the
+// digits, as the entropy must be good to ~1e-10: softmax_block.hpp, FloatLanes::kTwelveDigits), the
 // second softmax(beta z) (float rows: in float lanes). Double rows, and float rows longer than
 // kEntropyTermsRow, store the first pass's terms and normalise them when they are the answer
 // (beta = 1); shorter float rows store nothing in the first pass and take the float-lane pass at
