@@ -168,7 +168,7 @@ inline xsimd::batch<double, A> exp2_in_range(const xsimd::batch<double, A>& y,
 
 // 2^y to 12 digits (relative error below 1e-12; measured 6e-13), same domain, the same +0 at
 // kExp2Zero: for sums that need 12 digits, not the last bit — the entropy from which adaptive
-// temperature takes the beta of float rows (normalisers/block_lanes.hpp), where 1 ulp costs 3 FMAs
+// temperature takes the beta of float rows (normalisers/simd/softmax_block_impl.hpp), where 1 ulp costs 3 FMAs
 // more and float lanes give 7 digits.
 template <class A>
 inline xsimd::batch<double, A> exp2_in_range_12_digits(const xsimd::batch<double, A>& y) {

@@ -1,7 +1,7 @@
 #pragma once
 // Fused multiply-adds on xsimd batches that are fused on every ISA: xsimd 8.1 has no AVX-512 fma
 // (its generic x·y + z is fused only when the compiler contracts it), so 512-bit batches call the
-// intrinsics. The per-ISA kernels (normalisers/block_kernels.hpp) compile with -ffp-contract=off and
+// intrinsics. The per-ISA kernels (normalisers/simd/softmax_block.hpp) compile with -ffp-contract=off and
 // must fuse exactly where they say so, in both widths, to give the same bits.
 #include <type_traits>
 

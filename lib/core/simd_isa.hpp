@@ -1,5 +1,5 @@
 #pragma once
-// Which instruction set the dispatched hot kernels run (normalisers/block_kernels.hpp): AVX-512 when
+// Which instruction set the dispatched hot kernels run (normalisers/simd/softmax_block.hpp): AVX-512 when
 // the CPU has it (the x86-64-v4 set: F, DQ, BW, VL), else AVX2/FMA, the build's baseline (x86-64-v3).
 // SHARP_SIMD=avx2|avx512|auto forces one (for tests and benchmarks); both give the same bits
 // (docs/architecture.md#determinism). Chosen once, on first use.

@@ -18,7 +18,7 @@ namespace sharp::norm {
 namespace {
 
 // The first pass computes the statistics at beta = 1 (float rows: in double lanes with an exp to 12
-// digits, as the entropy must be good to ~1e-10: block_kernels.hpp, FloatLanes::kTwelveDigits), the
+// digits, as the entropy must be good to ~1e-10: simd/softmax_block.hpp, FloatLanes::kTwelveDigits), the
 // second softmax(beta z) (float rows: in float lanes). Double rows, and float rows longer than
 // kEntropyTermsRow, store the first pass's terms and normalise them when they are the answer
 // (beta = 1); shorter float rows store nothing in the first pass and take the float-lane pass at

@@ -13,7 +13,7 @@
 #include "core/parallel_for.hpp"
 #include "normalisers/adaptive_temperature.hpp"
 #include "normalisers/softmax_kernels.hpp"
-#include "normalisers/softmax_lanes.hpp"
+#include "normalisers/simd/softmax_lanes.hpp"
 
 namespace sharp::norm {
 namespace {

@@ -12,7 +12,7 @@
 #include "normalisers/registry.hpp"
 #include "normalisers/row_checks.hpp"
 #include "normalisers/softmax_kernels.hpp"
-#include "normalisers/softmax_lanes.hpp"
+#include "normalisers/simd/softmax_lanes.hpp"
 
 namespace sharp::norm::detail {
 

@@ -8,8 +8,8 @@
 #include "core/simd_exp.hpp"
 #include "normalisers/row_checks.hpp"
 #include "normalisers/simd_io.hpp"
-#include "normalisers/block_kernels.hpp"
-#include "normalisers/block_lanes.hpp"
+#include "normalisers/simd/softmax_block.hpp"
+#include "normalisers/simd/softmax_block_impl.hpp"
 
 namespace sharp::norm {
 namespace {

@@ -1,7 +1,7 @@
 #pragma once
 // Vectorised softmax-family row kernels (docs/science.md#notation, docs/science.md#adaptive-temperature): the statistics of softmax(beta*z) in one pass
 // and p = softmax(beta*z) itself, for double and float rows, accumulating in double. Float rows of
-// more than 64 entries compute in float lanes (block_lanes.hpp); their outputs stay
+// more than 64 entries compute in float lanes (softmax_block_impl.hpp); their outputs stay
 // within 4 float ulp of the double kernel's rounded to float (tests/unit/test_softmax_float.cpp).
 // Float rows of at most 64 entries here compute in double lanes (narrow_row); Normaliser::forward
 // sends batches of them to the float lane-group kernel instead (softmax_lanes.hpp).
@@ -37,7 +37,7 @@ OnlineSoftmax<> softmax_row_statistics(const T* z, std::size_t n, double beta, b
 // The same with the terms of float rows in double lanes, from an exp to 12 digits (rows of more than
 // 64 entries; shorter rows take the full exp): an entropy to about 1e-11, for adaptive temperature's
 // beta (float lanes give float precision, ~1e-7, which moves tail weights by tens of ulp:
-// block_kernels.hpp, FloatLanes::kTwelveDigits). Double rows: softmax_row_statistics.
+// softmax_block.hpp, FloatLanes::kTwelveDigits). Double rows: softmax_row_statistics.
 template <class T>
 OnlineSoftmax<> softmax_row_entropy_statistics(const T* z, std::size_t n, double beta, bool parallel, Workspace& ws);
 

@@ -1,7 +1,7 @@
 // SoftmaxStream: each sub-chunk of kSubChunk values is summed in SIMD lanes (one pass when the
 // running maximum bounds it, else an extremes pass first); the sub-chunk sums enter the running
 // totals through Neumaier's compensated sum. Float sub-chunks go through the softmax family's block
-// kernel in float lanes (normalisers/block_kernels.hpp: the ISA chosen at start-up, the same bits on
+// kernel in float lanes (normalisers/simd/softmax_block.hpp: the ISA chosen at start-up, the same bits on
 // every ISA) and are merged as a part relative to their own max.
 #include "normalisers/softmax_stream.hpp"
 
@@ -13,7 +13,7 @@
 
 #include "core/errors.hpp"
 #include "core/simd_exp.hpp"
-#include "normalisers/block_kernels.hpp"
+#include "normalisers/simd/softmax_block.hpp"
 
 namespace sharp::norm {
 namespace {

@@ -1,4 +1,4 @@
-// The softmax family's block kernels built for AVX2 and for AVX-512 (normalisers/block_kernels.hpp)
+// The softmax family's block kernels built for AVX2 and for AVX-512 (normalisers/simd/softmax_block.hpp)
 // give the same bits: sums, weighted sums, maxima, residuals and stored terms, for double and float
 // rows of every length up to a block, masked entries, spikes above the reference estimate (the
 // redo), large offsets (fused shift, double-lanes fallback) and NaN. Also SHARP_SIMD's parsing.
@@ -13,7 +13,7 @@
 
 #include "core/errors.hpp"
 #include "core/simd_isa.hpp"
-#include "normalisers/block_kernels.hpp"
+#include "normalisers/simd/softmax_block.hpp"
 #include "support/random_rows.hpp"
 
 namespace {

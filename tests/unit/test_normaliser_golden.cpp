@@ -201,7 +201,7 @@ TEST(NormaliserGolden, ForwardAndBackwardMatchReference) {
               worst_forward, worst_backward);
 }
 
-// Float rows of the softmax family (float lanes, normalisers/block_lanes.hpp) on every golden case:
+// Float rows of the softmax family (float lanes, normalisers/simd/softmax_block_impl.hpp) on every golden case:
 // within 4 float ulp of the double kernel's result on the same, float-rounded logits, rounded to
 // float (tests/support/float_ulps.hpp). Cases whose logits do not fit a float are skipped.
 TEST(NormaliserGolden, FloatRowsWithinFourUlpsOfDouble) {

@@ -203,7 +203,7 @@ TEST(SoftmaxFloat, AdaptiveEntropyGoodEnoughWhereBetaIsMostSensitive) {
       EXPECT_LE(w, kMaxUlps) << where;
 
       // Every row fails with a worse entropy: the float lanes' (float precision), or H off by 3e-9
-      // either way (1e-9 already gives 2–5 ulps: the bound of block_kernels.hpp is 1.2e-10).
+      // either way (1e-9 already gives 2–5 ulps: the bound of softmax_block.hpp is 1.2e-10).
       const double h_float = sharp::norm::softmax_summary(zf.data(), n).entropy;
       worst_float_h = std::min(worst_float_h, worst_at_beta(zd, sharp::norm::adaptive_beta(h_float)));
       for (double dh : {3e-9, -3e-9}) {

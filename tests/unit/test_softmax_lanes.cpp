@@ -1,4 +1,4 @@
-// The short-row lane kernels (normalisers/softmax_lanes.hpp), which Normaliser::forward uses (AVX2)
+// The short-row lane kernels (normalisers/simd/softmax_lanes.hpp), which Normaliser::forward uses (AVX2)
 // for softmax and adaptive rows of at most 64 entries: the shuffle transposes (double 4x4, float
 // 8x8) against lane-by-lane ones; every double row against long double (softmax at several beta,
 // adaptive at its own beta), with masked entries, widths that leave a partial column block, and row
@@ -19,7 +19,7 @@
 #include "core/errors.hpp"
 #include "normalisers/adaptive_temperature.hpp"
 #include "normalisers/normaliser.hpp"
-#include "normalisers/softmax_lanes.hpp"
+#include "normalisers/simd/softmax_lanes.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The lane-group kernels built for AVX2 and for AVX-512 (normalisers/lane_group_kernels.hpp) give
+// The lane-group kernels built for AVX2 and for AVX-512 (normalisers/simd/softmax_lanes_impl.hpp) give
 // the same bits: the same rows through isa_avx2:: and isa_avx512::float_lane_groups and
 // double_lane_groups, every
 // length 1..64, several betas and adaptive, masked entries, large offsets (near and beyond the float
@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "core/simd_isa.hpp"
-#include "normalisers/softmax_lanes.hpp"
+#include "normalisers/simd/softmax_lanes.hpp"
 #include "support/random_rows.hpp"
 
 namespace {

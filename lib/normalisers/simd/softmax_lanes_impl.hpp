@@ -1,5 +1,5 @@
 #pragma once
-// The lane-group kernels of normalisers/softmax_lanes.hpp (8 float rows or 4 double rows per group
+// The lane-group kernels of normalisers/simd/softmax_lanes.hpp (8 float rows or 4 double rows per group
 // in ymm registers), for softmax_lanes_avx2.cpp (x86-64-v3) and softmax_lanes_avx512.cpp (x86-64-v4),
 // chosen at start-up like the block kernels (core/simd_isa.hpp). Both builds are the same source:
 // 256-bit intrinsics and xsimd's AVX2 batches, explicit fmas, -ffp-contract=off (CMakeLists.txt);
@@ -24,7 +24,7 @@
 #include "core/online_softmax.hpp"
 #include "core/simd_exp_float.hpp"
 #include "normalisers/adaptive_temperature.hpp"
-#include "normalisers/softmax_lanes.hpp"
+#include "normalisers/simd/softmax_lanes.hpp"
 
 namespace sharp::norm::lane_kernels {
 namespace {
@@ -440,7 +440,7 @@ inline void double_lane_groups(const double* z, double* p, std::size_t rows, std
 }  // namespace
 }  // namespace sharp::norm::lane_kernels
 
-#define SHARP_DEFINE_LANE_GROUP_KERNELS(NAMESPACE)                                                        \
+#define SHARP_DEFINE_SOFTMAX_LANES(NAMESPACE)                                                             \
   namespace sharp::norm::NAMESPACE {                                                                      \
   void float_lane_groups(const float* z, float* p, std::size_t rows, std::size_t n, std::size_t first,    \
                          std::size_t last, double beta, bool adaptive, unsigned char* bad) {              \

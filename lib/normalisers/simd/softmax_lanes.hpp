@@ -9,7 +9,7 @@
 // Double rows: kLaneRows = 4 double lanes (AVX2), 4x4 transposes.
 // Float rows: kFloatLaneRows = 8 float lanes (AVX2), 8x8 transposes (loads into register halves
 // and 16 shuffles), the float exp (core/simd_exp_float.hpp) with y reduced exactly as the float
-// block lanes do (block_lanes.hpp): each row's reference c (a multiple of 1/8 just below its
+// block lanes do (softmax_block_impl.hpp): each row's reference c (a multiple of 1/8 just below its
 // max·beta·log2 e), the scale split into a float pair, so no float y is ever rounded; terms
 // 2^(y + d), d ∈ [3/32, 1/2) the reference's offset, which the normalisation cancels. Sums of float
 // pairs widened to double (one float rounding, 2^-24 relative), p = term·(1/sum) with 1/sum as a
@@ -20,7 +20,7 @@
 // same float columns widened, the exp to 12 digits, the log and beta's polynomial on lanes; then the
 // weights at that beta in float lanes.
 //
-// Both kernels (lane_group_kernels.hpp) are compiled twice, at x86-64-v3 and at x86-64-v4, from the
+// Both kernels (softmax_lanes_impl.hpp) are compiled twice, at x86-64-v3 and at x86-64-v4, from the
 // same 256-bit source, and chosen at start-up (core/simd_isa.hpp, SHARP_SIMD): at x86-64-v4 the
 // compiler has 32 vector registers, so a 16-entry row's 16 columns no longer spill. Same operations
 // per lane in both: the same bits (tests/unit/test_softmax_lanes_isa.cpp). Measured at 16384x16,

@@ -1,6 +1,6 @@
 #pragma once
-// The block kernels of the softmax family (normalisers/block_kernels.hpp), templated on the xsimd
-// architecture A, for block_kernels_avx2.cpp and block_kernels_avx512.cpp. Everything here has
+// The block kernels of the softmax family (normalisers/simd/softmax_block.hpp), templated on the xsimd
+// architecture A, for softmax_block_avx2.cpp and softmax_block_avx512.cpp. Everything here has
 // internal linkage (an unnamed namespace): each ISA's translation unit gets its own copy, so no
 // function compiled for AVX-512 can be picked by the linker for code that runs on an AVX2 node.
 //
@@ -19,7 +19,7 @@
 
 #include "core/simd_exp.hpp"
 #include "core/simd_exp_float.hpp"
-#include "normalisers/block_kernels.hpp"
+#include "normalisers/simd/softmax_block.hpp"
 
 namespace sharp::norm::lanes {
 namespace {
@@ -99,7 +99,7 @@ double max_of(const V& v) {
 // kTwelveDigits (float rows of adaptive temperature's first pass, FloatLanes::kTwelveDigits): 2^y to
 // 12 digits (exp2_in_range_12_digits, 3 FMAs fewer than the full exp) and the max taken in float
 // lanes (half the operations); the sums as above. Why 12 digits are enough and float lanes' 7 are
-// not: block_kernels.hpp.
+// not: softmax_block.hpp.
 template <class A, class T, bool kStore, bool kFmaShift, bool kTwelveDigits = false>
 BlockResult double_pass(const T* z, T* p, std::size_t len, double beta, double shift) {
   static_assert(!kTwelveDigits || std::is_same_v<T, float>, "12 digits: float rows");
@@ -405,8 +405,8 @@ BlockResult block(const T* z, T* p, std::size_t len, double beta) {
 }  // namespace sharp::norm::lanes
 
 // Defines NAMESPACE::block<T, kStore, kLanes> for arch ARCH and instantiates every combination the
-// row kernels use (block_kernels_avx2.cpp, block_kernels_avx512.cpp).
-#define SHARP_DEFINE_BLOCK_KERNELS(NAMESPACE, ARCH)                                                      \
+// row kernels use (softmax_block_avx2.cpp, softmax_block_avx512.cpp).
+#define SHARP_DEFINE_SOFTMAX_BLOCK(NAMESPACE, ARCH)                                                      \
   namespace sharp::norm::NAMESPACE {                                                                      \
   template <class T, bool kStore, FloatLanes kLanes>                                                      \
   BlockResult block(const T* z, T* p, std::size_t len, double beta) {                                     \

@@ -4,8 +4,8 @@
 // SHARP_SIMD (core/simd_isa.hpp). Both builds give the same bits (docs/architecture.md#determinism):
 // the elementwise math is the same operations in both widths, and the sums run over 8 fixed partial
 // sums (entry i goes to partial i mod 8, in index order; the partials are added in one fixed order),
-// whatever the lanes of a register. block_lanes.hpp holds the code; block_kernels_avx2.cpp and
-// block_kernels_avx512.cpp compile it for each ISA.
+// whatever the lanes of a register. softmax_block_impl.hpp holds the code; softmax_block_avx2.cpp and
+// softmax_block_avx512.cpp compile it for each ISA.
 #include <cstddef>
 
 #include "core/online_softmax.hpp"

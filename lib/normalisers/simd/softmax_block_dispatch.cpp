@@ -1,7 +1,7 @@
 // block_kernel(): the block kernels of the ISA chosen at start-up (core/simd_isa.hpp), looked up
 // once per instantiation.
 #include "core/simd_isa.hpp"
-#include "normalisers/block_kernels.hpp"
+#include "normalisers/simd/softmax_block.hpp"
 
 namespace sharp::norm {
 

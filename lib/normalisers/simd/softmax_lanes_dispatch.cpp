@@ -1,4 +1,4 @@
-#include "normalisers/softmax_lanes.hpp"
+#include "normalisers/simd/softmax_lanes.hpp"
 
 #include <immintrin.h>
 
@@ -11,7 +11,7 @@
 #include "core/simd_exp_float.hpp"
 #include "core/simd_isa.hpp"
 #include "normalisers/adaptive_temperature.hpp"
-#include "normalisers/lane_group_kernels.hpp"
+#include "normalisers/simd/softmax_lanes_impl.hpp"
 
 namespace sharp::norm {
 namespace detail {
@@ -29,7 +29,7 @@ void transpose_lanes_by_lane(simd::batch_d rows[]) {
 
 void transpose_lanes(simd::batch_d rows[]) {
 #if defined(__AVX2__) && !defined(__AVX512F__)
-  // The kernels' own shuffles (lane_group_kernels.hpp), so the test of this function tests them.
+  // The kernels' own shuffles (softmax_lanes_impl.hpp), so the test of this function tests them.
   lane_kernels::BD4 r[kLaneRows];
   for (std::size_t i = 0; i < kLaneRows; ++i) r[i] = lane_kernels::BD4(static_cast<__m256d>(rows[i]));
   lane_kernels::transpose4(r);
