@@ -96,36 +96,26 @@ void entmax_gradient_weights(const double* p, double* g, std::size_t n, double a
   }
 }
 
-class Sparsemax final : public TemplatedForward<Sparsemax> {
+// sparsemax (alpha = 2) and 1.5-entmax (alpha = 1.5): a fixed alpha with an exact threshold
+// (sparse_thresholds.hpp), so no parameter and no dp/dalpha.
+class ExactEntmax final : public TemplatedForward<ExactEntmax> {
  public:
-  using TemplatedForward::TemplatedForward;
+  ExactEntmax(const Spec& spec, double alpha) : TemplatedForward(spec), alpha_(alpha), solver_(solver_for(alpha)) {}
 
   template <class T>
   void impl(const T* z, T* p, std::size_t n, Workspace& ws) const {
-    entmax_forward(z, p, n, 2.0, 1.0, Solver::Sparsemax, scan_row(z, n), ws);
+    entmax_forward(z, p, n, alpha_, 1.0, solver_, scan_row(z, n), ws);
   }
   void backward_row(const double*, const double* p, const double* v, double* grad_z, double*,
                     std::size_t n, Workspace& ws) const override {
     double* g = ws.doubles(0, n);
-    entmax_gradient_weights(p, g, n, 2.0);
+    entmax_gradient_weights(p, g, n, alpha_);
     weighted_projection_vjp(g, v, grad_z, n);
   }
-};
 
-class Entmax15 final : public TemplatedForward<Entmax15> {
- public:
-  using TemplatedForward::TemplatedForward;
-
-  template <class T>
-  void impl(const T* z, T* p, std::size_t n, Workspace& ws) const {
-    entmax_forward(z, p, n, 1.5, 1.0, Solver::Entmax15, scan_row(z, n), ws);
-  }
-  void backward_row(const double*, const double* p, const double* v, double* grad_z, double*,
-                    std::size_t n, Workspace& ws) const override {
-    double* g = ws.doubles(0, n);
-    entmax_gradient_weights(p, g, n, 1.5);
-    weighted_projection_vjp(g, v, grad_z, n);
-  }
+ private:
+  double alpha_;
+  Solver solver_;
 };
 
 // alpha-entmax. dp/dalpha (from p = (u - tau)^r, u = (alpha-1) z, r = 1/(alpha-1), sum p = 1):
@@ -255,7 +245,7 @@ const NormaliserRegistration kSparsemax{{
     .formula = "p = [z − τ]₊, Σ p = 1 (projection onto the simplex)",
     .section = "sparsemax",
     .example = "sparsemax",
-    .make = [](const Spec& s) { return std::make_unique<Sparsemax>(s); },
+    .make = [](const Spec& s) { return std::make_unique<ExactEntmax>(s, 2.0); },
 }};
 
 const NormaliserRegistration kEntmax15{{
@@ -263,7 +253,7 @@ const NormaliserRegistration kEntmax15{{
     .formula = "α-entmax with α = 1.5 (exact, sort-based)",
     .section = "entmax",
     .example = "entmax15",
-    .make = [](const Spec& s) { return std::make_unique<Entmax15>(s); },
+    .make = [](const Spec& s) { return std::make_unique<ExactEntmax>(s, 1.5); },
 }};
 
 const NormaliserRegistration kEntmax{{
