@@ -16,7 +16,7 @@ using runner::Point;
 using runner::Record;
 
 class BoundsExperiment final : public runner::Experiment {
-public:
+ public:
   std::string name() const override { return "bounds"; }
   std::string summary() const override {
     return "The dispersion lemma (docs/science.md#dispersion-lemma). For each point, `trials` rows of n logits on [0, spread] "
@@ -43,8 +43,9 @@ public:
                                "coefficients outside [bound_lower, bound_upper] (relative slack 1e-12); must be 0"),
         runner::metric_real("bound_upper", "probability", "the lemma's upper bound exp(spread/theta)/n"),
         runner::metric_real("bound_lower", "probability", "the lemma's lower bound exp(-spread/theta)/n"),
-        runner::metric_real("worst_case_alpha_max", "probability",
-                            "largest possible coefficient 1/(1+(n-1)exp(-spread/theta)) (one logit at M, the rest at m)"),
+        runner::metric_real(
+            "worst_case_alpha_max", "probability",
+            "largest possible coefficient 1/(1+(n-1)exp(-spread/theta)) (one logit at M, the rest at m)"),
         runner::metric_real("n_alpha_max", "", "n * alpha_max: 1 for a uniform row, bounded by exp(spread/theta)"),
     };
   }
@@ -83,8 +84,8 @@ public:
     if (auto saved = ctx.load_checkpoint()) state = *saved;
 
     for (std::int64_t t = state.count("trials_done"); t < trials; ++t) {
-      const auto row = dispersion::dispersion_row(law, n, spread, theta, rng::child_key(key, std::uint64_t(t)),
-                                                  ctx.threads());
+      const auto row =
+          dispersion::dispersion_row(law, n, spread, theta, rng::child_key(key, std::uint64_t(t)), ctx.threads());
       state.set("alpha_max", std::max(state.real("alpha_max"), row.alpha_max));
       state.set("alpha_min", std::min(state.real("alpha_min"), row.alpha_min));
       state.set("entropy_sum", state.real("entropy_sum") + row.entropy);

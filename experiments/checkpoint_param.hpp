@@ -32,8 +32,8 @@ inline std::string max_retrieval_training_normaliser(const std::string& referenc
 
 // The model a reference FILE.h5#ID names. Throws sharp::BadInput when the file, the point or a
 // tensor is unusable.
-inline max_retrieval::TrainedModel load_max_retrieval_model(const std::string& reference,
-                                                            const std::vector<std::string>& accepted = kMaxRetrievalTrainers) {
+inline max_retrieval::TrainedModel load_max_retrieval_model(
+    const std::string& reference, const std::vector<std::string>& accepted = kMaxRetrievalTrainers) {
   const runner::ResultPoint point = runner::open_point_reference(reference, accepted);
   const auto params = point.file.params(point.id);
   auto integer = [&](const char* name) { return std::get<std::int64_t>(params.at(name)); };

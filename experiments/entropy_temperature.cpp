@@ -14,7 +14,7 @@ using runner::Point;
 using runner::Record;
 
 class EntropyTemperatureExperiment final : public runner::Experiment {
-public:
+ public:
   std::string name() const override { return "entropy-temperature"; }
   std::string summary() const override {
     return "Entropy falls as the inverse temperature rises (docs/science.md#entropy-falls-with-beta). For a row of n logits on [0, spread] "
@@ -73,8 +73,8 @@ public:
     double max_rel = 0;
     for (std::int64_t i = 0; i < steps; ++i) {
       const double closed = curve.dH_dbeta[i];
-      const double rel = closed != 0 ? std::abs(curve.dH_dbeta_fd[i] - closed) / std::abs(closed)
-                                     : std::abs(curve.dH_dbeta_fd[i]);
+      const double rel =
+          closed != 0 ? std::abs(curve.dH_dbeta_fd[i] - closed) / std::abs(closed) : std::abs(curve.dH_dbeta_fd[i]);
       max_rel = std::max(max_rel, rel);
     }
     Record r;

@@ -17,9 +17,9 @@
 
 #include "core/errors.hpp"
 #include "experiments/checkpoint_param.hpp"
-#include "max_retrieval/trained_model.hpp"
-#include "max_retrieval/streaming_eval.hpp"
 #include "experiments/normaliser_param.hpp"
+#include "max_retrieval/streaming_eval.hpp"
+#include "max_retrieval/trained_model.hpp"
 #include "normalisers/spec.hpp"
 #include "runners/main.hpp"
 #include "stats/wilson.hpp"
@@ -61,7 +61,7 @@ std::vector<NamedSpec> parse_normaliser_list(const std::string& text, const max_
 }  // namespace
 
 class EvalMaxExperiment final : public runner::Experiment {
-public:
+ public:
   std::string name() const override { return "eval-max"; }
   std::string summary() const override {
     return "Max retrieval, evaluation (docs/science.md#max-retrieval). Evaluates a trained model (--checkpoint FILE.h5 from sharp-train-max: "
@@ -78,8 +78,8 @@ public:
   }
   std::vector<runner::ParamSpec> parameters() const override {
     runner::ParamSpec checkpoint = checkpoint_param();
-    runner::ParamSpec normaliser = runner::text_param(
-        "normaliser", "softmax+adaptive", "head normalisers, compared on the same samples", {});
+    runner::ParamSpec normaliser =
+        runner::text_param("normaliser", "softmax+adaptive", "head normalisers, compared on the same samples", {});
     normaliser.list = runner::ListRole::InsidePoint;
     normaliser.allowed = normaliser_spec_allowed() + ", or `trained` (the model's own)";
     normaliser.check = eval_normaliser_spec_error;
@@ -89,7 +89,8 @@ public:
     // per training file while the grid is built.
     auto cache = std::make_shared<std::map<std::string, std::string>>();
     runner::ParamSpec train_normaliser = runner::derived_text_param(
-        "train_normaliser", "head normaliser the model was trained with (docs/science.md#learned-scalars: `learn` for a learned scalar)",
+        "train_normaliser",
+        "head normaliser the model was trained with (docs/science.md#learned-scalars: `learn` for a learned scalar)",
         "--checkpoint (the model's training normaliser)", [cache](const Point& p) -> runner::Value {
           const std::string& reference = p.text("checkpoint");
           auto found = cache->find(reference);
@@ -105,13 +106,16 @@ public:
         normaliser,
         runner::integer_param("samples", "1024", "sets per point", 1).at_most(std::int64_t{1} << 20),
         runner::integer_param("chunk", "512", "items per streamed chunk", 1).at_most(std::int64_t{1} << 20),
-        runner::integer_param("map_samples", "32", "sets whose attention maps are recorded (at most samples)", 0).at_most(std::int64_t{1} << 16),
-        runner::integer_param("map_items", "16", "highest-priority items per attention map", 1).at_most(std::int64_t{1024}),
-        runner::text_param("per_sample", kAllSeries,
-                           "per-sample arrays recorded: `all`, or `correct` (only labels, oracle, ranking and correct.X, "
-                           "McNemar's pairs; the means of entropy, weight on max and beta stay in the metrics) for "
-                           "sweeps whose files must stay small",
-                           {kAllSeries, kCorrectOnly}),
+        runner::integer_param("map_samples", "32", "sets whose attention maps are recorded (at most samples)", 0)
+            .at_most(std::int64_t{1} << 16),
+        runner::integer_param("map_items", "16", "highest-priority items per attention map", 1)
+            .at_most(std::int64_t{1024}),
+        runner::text_param(
+            "per_sample", kAllSeries,
+            "per-sample arrays recorded: `all`, or `correct` (only labels, oracle, ranking and correct.X, "
+            "McNemar's pairs; the means of entropy, weight on max and beta stay in the metrics) for "
+            "sweeps whose files must stay small",
+            {kAllSeries, kCorrectOnly}),
     };
   }
   std::vector<runner::OutputSpec> outputs() const override {
@@ -124,12 +128,15 @@ public:
         metric_real("ci_high.<normaliser>", "fraction", "upper end of the Wilson 95% interval of the accuracy"),
         metric_integer("correct.<normaliser>", "sets", "correctly classified samples"),
         metric_real("entropy.<normaliser>", "nats", "head entropy, mean over the samples"),
-        metric_real("weight_on_max.<normaliser>", "probability", "head weight on the true maximum, mean over the samples"),
-        metric_real("beta.<normaliser>", "", "inverse temperature the head used, mean over the samples (1 for plain softmax)"),
+        metric_real("weight_on_max.<normaliser>", "probability",
+                    "head weight on the true maximum, mean over the samples"),
+        metric_real("beta.<normaliser>", "",
+                    "inverse temperature the head used, mean over the samples (1 for plain softmax)"),
         metric_real("oracle_rate", "fraction",
                     "samples whose output MLP, given attention weight 1 on the true maximum, reads the right class"),
-        metric_real("ranking_rate", "fraction",
-                    "samples whose highest head logit is on the true maximum (the ceiling of any normaliser that keeps the argmax)"),
+        metric_real(
+            "ranking_rate", "fraction",
+            "samples whose highest head logit is on the true maximum (the ceiling of any normaliser that keeps the argmax)"),
     };
     for (const PerSample::Series& s : PerSample::kSeries) out.push_back(s.spec());
     return out;
@@ -175,8 +182,8 @@ public:
     const std::size_t block = std::size_t(8 * std::max(1, ctx.threads()));
     while (done.count() < samples) {
       const std::size_t first = done.count(), count = std::min(block, samples - first);
-      done.append(evaluator.evaluate_set(ctx.stream_key("sets"), first, count, n, map_samples, map_items,
-                                         ctx.threads()));
+      done.append(
+          evaluator.evaluate_set(ctx.stream_key("sets"), first, count, n, map_samples, map_items, ctx.threads()));
       if (done.count() < samples && ctx.checkpoint_due()) {
         runner::CheckpointState state;
         done.save(state, PerSample::Kept::All);  // the means need every series on resume
@@ -206,7 +213,7 @@ public:
     return r;
   }
 
-private:
+ private:
   static constexpr const char* kAllSeries = "all";
   static constexpr const char* kCorrectOnly = "correct";
 
@@ -242,17 +249,17 @@ private:
     // Which series a save keeps: every one (a checkpoint: the means need them on resume; a result
     // with per_sample = all), or those of per_sample = correct (McNemar's pairs and the maps).
     enum class Kept { All, CorrectOnly };
-    using Counts = std::vector<std::int64_t>;                  // one per point
-    using CountsEach = std::vector<Counts>;                    // per normaliser
-    using RealsEach = std::vector<std::vector<double>>;        // per normaliser
+    using Counts = std::vector<std::int64_t>;  // one per point
+    using CountsEach = std::vector<Counts>;  // per normaliser
+    using RealsEach = std::vector<std::vector<double>>;  // per normaliser
     using Member = std::variant<Counts PerSample::*, CountsEach PerSample::*, RealsEach PerSample::*>;
     struct Series {
-      const char* name;   // a per-normaliser series is stored as name.<normaliser>
+      const char* name;  // a per-normaliser series is stored as name.<normaliser>
       Member values;
       std::vector<std::string> shape;
       const char* unit;
       const char* meaning;
-      Kept kept;   // CorrectOnly: kept by every save; All: only by Kept::All
+      Kept kept;  // CorrectOnly: kept by every save; All: only by Kept::All
 
       bool per_normaliser() const { return !std::holds_alternative<Counts PerSample::*>(values); }
       bool real() const { return std::holds_alternative<RealsEach PerSample::*>(values); }
@@ -265,25 +272,48 @@ private:
     };
     static inline const Series kSeries[] = {
         {"labels", &PerSample::labels, {"samples"}, "class", "true class of each sample", Kept::CorrectOnly},
-        {"oracle", &PerSample::oracle, {"samples"}, "0 or 1",
-         "1 when weight 1 on the true maximum gives the right class", Kept::CorrectOnly},
-        {"ranking", &PerSample::ranking, {"samples"}, "0 or 1", "1 when the highest head logit is on the true maximum",
+        {"oracle",
+         &PerSample::oracle,
+         {"samples"},
+         "0 or 1",
+         "1 when weight 1 on the true maximum gives the right class",
          Kept::CorrectOnly},
-        {"correct", &PerSample::correct, {"samples"}, "0 or 1",
-         "1 when the sample is classified correctly (for McNemar)", Kept::CorrectOnly},
+        {"ranking",
+         &PerSample::ranking,
+         {"samples"},
+         "0 or 1",
+         "1 when the highest head logit is on the true maximum",
+         Kept::CorrectOnly},
+        {"correct",
+         &PerSample::correct,
+         {"samples"},
+         "0 or 1",
+         "1 when the sample is classified correctly (for McNemar)",
+         Kept::CorrectOnly},
         {"entropy", &PerSample::entropy, {"samples"}, "nats", "head entropy of each sample", Kept::All},
         {"beta", &PerSample::beta, {"samples"}, "", "inverse temperature of each sample", Kept::All},
-        {"weight_on_max", &PerSample::weight_on_max, {"samples"}, "probability",
-         "head weight on the true maximum of each sample", Kept::All},
-        {"map", &PerSample::map, {"*", "*"}, "probability",
+        {"weight_on_max",
+         &PerSample::weight_on_max,
+         {"samples"},
+         "probability",
+         "head weight on the true maximum of each sample",
+         Kept::All},
+        {"map",
+         &PerSample::map,
+         {"*", "*"},
+         "probability",
          "attention maps [min(map_samples, samples), min(map_items, n)]: weights on the highest-priority items, by "
          "decreasing priority",
          Kept::CorrectOnly},
     };
 
     PerSample(const std::vector<NamedSpec>& named, std::size_t map_items_)
-        : map_items(map_items_), correct(named.size()), entropy(named.size()), beta(named.size()),
-          weight_on_max(named.size()), map(named.size()) {
+        : map_items(map_items_),
+          correct(named.size()),
+          entropy(named.size()),
+          beta(named.size()),
+          weight_on_max(named.size()),
+          map(named.size()) {
       for (const NamedSpec& s : named) names.push_back(s.name);
     }
     std::size_t count() const { return labels.size(); }

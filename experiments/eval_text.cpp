@@ -15,9 +15,9 @@
 #include "core/hash.hpp"
 #include "core/parallel_for.hpp"
 #include "experiments/normaliser_param.hpp"
-#include "head_measure/answer_rows.hpp"
 #include "experiments/text_checkpoint.hpp"
 #include "experiments/text_checkpoint_check.hpp"
+#include "head_measure/answer_rows.hpp"
 #include "runners/main.hpp"
 #include "stats/wilson.hpp"
 #include "text/answer_score.hpp"
@@ -31,14 +31,14 @@ using runner::Record;
 
 namespace {
 
-constexpr std::size_t kExtraTokens = 16;   // decoding budget beyond the expected answer
+constexpr std::size_t kExtraTokens = 16;  // decoding budget beyond the expected answer
 
 // The answer rows' head measures of one normaliser: means over heads in /points, [layer, head] in /arrays.
 void put_answer_rows(Record& r, const std::string& item, const head_measure::AnswerRows& rows) {
   const std::vector<double> entropy = rows.entropy_mean(), delta = rows.delta_mean(), delta_max = rows.delta_max();
   const std::vector<double> before_beta = rows.entropy_before_beta_mean();
   const double nan = std::nan("");
-  const bool any = rows.rows() > 0;   // every head sees the same rows
+  const bool any = rows.rows() > 0;  // every head sees the same rows
   double entropy_sum = 0, before_beta_sum = 0, delta_sum = 0, largest = -std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; any && i < entropy.size(); ++i) {
     entropy_sum += entropy[i];
@@ -86,7 +86,7 @@ std::uint64_t sample_key(runner::PointContext& ctx, const std::string& sample_se
 }  // namespace
 
 class EvalTextExperiment final : public runner::Experiment {
-public:
+ public:
   std::string name() const override { return "eval-text"; }
   std::string summary() const override {
     return "Algorithmic text, evaluation (docs/science.md#algorithmic-text). Greedy decoding with the key/value "
@@ -103,8 +103,9 @@ public:
         text_checkpoint_param("results/train-text.h5", "trained models (a sharp-train-text result file)");
     std::vector<std::string> names;
     for (text::Algorithm a : text::kAlgorithms) names.emplace_back(text::algorithm_name(a));
-    runner::ParamSpec normaliser = runner::text_param(
-        "normaliser", "trained", "head normalisers compared on the same samples: trained (the model's own) or a spec", {});
+    runner::ParamSpec normaliser =
+        runner::text_param("normaliser", "trained",
+                           "head normalisers compared on the same samples: trained (the model's own) or a spec", {});
     normaliser.list = runner::ListRole::InsidePoint;
     normaliser.allowed = "trained (the model's own) or " + normaliser_spec_allowed() + ", without learned scalars";
     normaliser.check = [](const runner::Value& v) -> std::optional<std::string> {
@@ -124,44 +125,70 @@ public:
             .at_most(std::int64_t{1024}),
         runner::integer_param("samples", "100", "fresh samples per point", 1).at_most(std::int64_t{1} << 20),
         normaliser,
-        runner::text_param("sample_seed", "eval",
-                           "what keys the samples besides algorithm and length: eval (the evaluation's --seed: every "
-                           "model sees the same samples) or training (also the model's training seed: each training "
-                           "seed its own samples, the arms of one seed the same; docs/science.md#running-the-text-study)",
-                           {"eval", "training"}),
+        runner::text_param(
+            "sample_seed", "eval",
+            "what keys the samples besides algorithm and length: eval (the evaluation's --seed: every "
+            "model sees the same samples) or training (also the model's training seed: each training "
+            "seed its own samples, the arms of one seed the same; docs/science.md#running-the-text-study)",
+            {"eval", "training"}),
     };
   }
   std::vector<runner::OutputSpec> outputs() const override {
     using runner::array_integer, runner::array_real, runner::metric_integer, runner::metric_real;
     return {
-        metric_integer("evaluated", "", "1 when evaluated; 0 (metrics NaN) when the model was not trained on the algorithm or the length cannot be drawn with its traces"),
+        metric_integer(
+            "evaluated", "",
+            "1 when evaluated; 0 (metrics NaN) when the model was not trained on the algorithm or the length cannot be drawn with its traces"),
         metric_integer("trace", "", "1 when the model was trained (and is evaluated) with traces"),
         metric_integer("in_training_lengths", "", "1 when the length is one of the model's training lengths"),
-        metric_integer("applied.<normaliser>", "", "1 when the normaliser ran; 0 (its metrics NaN, its arrays empty) for a normaliser at inference on a model with learned scalars, which keeps its own heads"),
-        metric_real("exact_final.<normaliser>", "fraction", "samples whose final output (after ' | ') is exactly right"),
+        metric_integer(
+            "applied.<normaliser>", "",
+            "1 when the normaliser ran; 0 (its metrics NaN, its arrays empty) for a normaliser at inference on a model with learned scalars, which keeps its own heads"),
+        metric_real("exact_final.<normaliser>", "fraction",
+                    "samples whose final output (after ' | ') is exactly right"),
         metric_real("exact_final_low.<normaliser>", "fraction", "Wilson 95% interval of exact_final, low end"),
         metric_real("exact_final_high.<normaliser>", "fraction", "Wilson 95% interval of exact_final, high end"),
         metric_real("exact_answer.<normaliser>", "fraction", "samples whose whole answer is exactly right"),
         metric_real("exact_answer_low.<normaliser>", "fraction", "Wilson 95% interval of exact_answer, low end"),
         metric_real("exact_answer_high.<normaliser>", "fraction", "Wilson 95% interval of exact_answer, high end"),
-        metric_real("element_accuracy.<normaliser>", "fraction", "final-output elements right, position-wise over the expected elements, pooled"),
-        metric_real("element_accuracy_low.<normaliser>", "fraction", "Wilson 95% interval over the pooled elements, low end"),
-        metric_real("element_accuracy_high.<normaliser>", "fraction", "Wilson 95% interval over the pooled elements, high end"),
+        metric_real("element_accuracy.<normaliser>", "fraction",
+                    "final-output elements right, position-wise over the expected elements, pooled"),
+        metric_real("element_accuracy_low.<normaliser>", "fraction",
+                    "Wilson 95% interval over the pooled elements, low end"),
+        metric_real("element_accuracy_high.<normaliser>", "fraction",
+                    "Wilson 95% interval over the pooled elements, high end"),
         metric_real("terminated.<normaliser>", "fraction", "samples whose generation ended with the blank line"),
-        metric_real("position_table_end.<normaliser>", "fraction", "samples whose generation reached the end of the model's learned positional table (max_length tokens in all) without the blank line, so scored wrong; 0 for the other positional schemes"),
-        metric_real("answer_entropy.<normaliser>", "nats", "attention entropy of the answer rows (the last question token and the generated tokens), mean over rows, samples and heads"),
-        metric_real("answer_entropy_before_beta.<normaliser>", "nats", "entropy of softmax of the same rows' logits, before the normaliser's beta (for softmax the same as answer_entropy, up to the float rounding of p): the logits' own sharpness, mean over rows, samples and heads"),
-        metric_real("answer_entropy_uniform.<normaliser>", "nats", "ln k over the same rows: the entropy of uniform attention over their k keys"),
-        metric_real("answer_delta.<normaliser>", "logit units", "logit spread delta_row (max - min of the row's scaled, masked logits) of the answer rows, mean over rows, samples and heads"),
-        metric_real("answer_delta_max.<normaliser>", "logit units", "largest delta_row of the answer rows over samples and heads"),
-        array_integer("answer_index", {"*"}, "", "per sample: the largest input index the expected final output names (minimum: the answer's index), -1 when it names none (values, masks); the same samples for every normaliser"),
+        metric_real(
+            "position_table_end.<normaliser>", "fraction",
+            "samples whose generation reached the end of the model's learned positional table (max_length tokens in all) without the blank line, so scored wrong; 0 for the other positional schemes"),
+        metric_real(
+            "answer_entropy.<normaliser>", "nats",
+            "attention entropy of the answer rows (the last question token and the generated tokens), mean over rows, samples and heads"),
+        metric_real(
+            "answer_entropy_before_beta.<normaliser>", "nats",
+            "entropy of softmax of the same rows' logits, before the normaliser's beta (for softmax the same as answer_entropy, up to the float rounding of p): the logits' own sharpness, mean over rows, samples and heads"),
+        metric_real("answer_entropy_uniform.<normaliser>", "nats",
+                    "ln k over the same rows: the entropy of uniform attention over their k keys"),
+        metric_real(
+            "answer_delta.<normaliser>", "logit units",
+            "logit spread delta_row (max - min of the row's scaled, masked logits) of the answer rows, mean over rows, samples and heads"),
+        metric_real("answer_delta_max.<normaliser>", "logit units",
+                    "largest delta_row of the answer rows over samples and heads"),
+        array_integer(
+            "answer_index", {"*"}, "",
+            "per sample: the largest input index the expected final output names (minimum: the answer's index), -1 when it names none (values, masks); the same samples for every normaliser"),
         array_integer("correct_final.<normaliser>", {"*"}, "", "per sample: 1 when the final output is exactly right"),
         array_integer("correct_answer.<normaliser>", {"*"}, "", "per sample: 1 when the whole answer is exactly right"),
-        array_real("element_fraction.<normaliser>", {"*"}, "fraction", "per sample: fraction of final-output elements right"),
-        array_real("answer_entropy_heads.<normaliser>", {"*", "*"}, "nats", "[layer, head] entropy of the answer rows, mean over rows and samples"),
-        array_real("answer_entropy_before_beta_heads.<normaliser>", {"*", "*"}, "nats", "[layer, head] entropy before beta of the answer rows, mean over rows and samples"),
-        array_real("answer_delta_heads.<normaliser>", {"*", "*"}, "logit units", "[layer, head] delta_row of the answer rows, mean over rows and samples"),
-        array_real("answer_delta_max_heads.<normaliser>", {"*", "*"}, "logit units", "[layer, head] largest delta_row of the answer rows over samples"),
+        array_real("element_fraction.<normaliser>", {"*"}, "fraction",
+                   "per sample: fraction of final-output elements right"),
+        array_real("answer_entropy_heads.<normaliser>", {"*", "*"}, "nats",
+                   "[layer, head] entropy of the answer rows, mean over rows and samples"),
+        array_real("answer_entropy_before_beta_heads.<normaliser>", {"*", "*"}, "nats",
+                   "[layer, head] entropy before beta of the answer rows, mean over rows and samples"),
+        array_real("answer_delta_heads.<normaliser>", {"*", "*"}, "logit units",
+                   "[layer, head] delta_row of the answer rows, mean over rows and samples"),
+        array_real("answer_delta_max_heads.<normaliser>", {"*", "*"}, "logit units",
+                   "[layer, head] largest delta_row of the answer rows over samples"),
     };
   }
   // The samples depend on (seed, algorithm, length) only: every model and normaliser sees the same
@@ -187,7 +214,8 @@ public:
     const std::vector<std::string> items = normaliser_items(p.text("normaliser"));
     // A model is evaluated only on the algorithms it was trained on (a grid over several models and
     // algorithms skips the other pairs at no cost) and at lengths that may be drawn with its traces.
-    const bool trained_on = std::find(m.mix.algorithms.begin(), m.mix.algorithms.end(), algorithm) != m.mix.algorithms.end();
+    const bool trained_on =
+        std::find(m.mix.algorithms.begin(), m.mix.algorithms.end(), algorithm) != m.mix.algorithms.end();
     const bool allowed = trained_on && text::length_refusal(algorithm, length, m.mix.trace).empty();
 
     Record r;
@@ -200,7 +228,8 @@ public:
     std::vector<text::Sample> drawn;
     if (allowed) {
       const std::uint64_t key = sample_key(ctx, p.text("sample_seed"), m.seed);
-      for (std::size_t i = 0; i < samples; ++i) drawn.push_back(text::draw_sample(key, algorithm, length, i, m.mix.trace));
+      for (std::size_t i = 0; i < samples; ++i)
+        drawn.push_back(text::draw_sample(key, algorithm, length, i, m.mix.trace));
     }
     std::vector<std::int64_t> answer_index;
     for (const text::Sample& s : drawn) answer_index.push_back(text::largest_output_index(algorithm, s));
@@ -225,11 +254,12 @@ public:
         const std::vector<text::Token> question = text::tokenise(s.question);
         const std::size_t budget = text::tokenise(s.answer).size() + kExtraTokens;
         heads[i] = head_measure::AnswerRows(L, H, question.size() - 1);
-        const std::vector<text::Token> out = text_model::greedy_decode(model, m.params.data(), question, budget, &heads[i]);
+        const std::vector<text::Token> out =
+            text_model::greedy_decode(model, m.params.data(), question, budget, &heads[i]);
         scores[i] = text::score_answer(s, text::detokenise(out), m.mix.trace);
         table_end[i] = text_model::decoding_room(config, question.size(), budget) < budget && !scores[i].terminated;
       });
-      head_measure::AnswerRows answer_rows(L, H, 0);   // merged in sample order: any thread count
+      head_measure::AnswerRows answer_rows(L, H, 0);  // merged in sample order: any thread count
       for (const head_measure::AnswerRows& h : heads) answer_rows.merge(h);
       std::vector<std::int64_t> final_ok, answer_ok;
       std::vector<double> fraction;

@@ -5,15 +5,15 @@
 // the (H, β*) pairs, our coefficients, and the paper's polynomial evaluated on the same H. A second
 // protocol, entropy bins (lib/max_retrieval/beta_fit.hpp says why), fits β(H) through the bins; the
 // mean ln p(correct) under β = 1, the paper's β(H), and both refits says which helps this model.
+#include <omp.h>
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <omp.h>
 
 #include "core/errors.hpp"
 #include "core/parallel_for.hpp"
-#include "max_retrieval/beta_fit.hpp"
 #include "experiments/checkpoint_param.hpp"
+#include "max_retrieval/beta_fit.hpp"
 #include "max_retrieval/trained_model.hpp"
 #include "normalisers/adaptive_temperature.hpp"
 #include "rng/counter_rng.hpp"
@@ -28,7 +28,7 @@ using runner::Record;
 constexpr const char* kCoefficientNames[] = {"c4", "c3", "c2", "c1", "c0"};
 
 class FitAdaptiveExperiment final : public runner::Experiment {
-public:
+ public:
   std::string name() const override { return "fit-adaptive"; }
   std::string summary() const override {
     return "Refit of the adaptive-temperature polynomial (docs/science.md#refitting-the-polynomial, reconstructed). For a trained model (--checkpoint "
@@ -49,10 +49,13 @@ public:
         checkpoint,
         runner::model_fingerprint_param("checkpoint", kMaxRetrievalTrainers),  // which weights were scored
         runner::integer_param("n_min", "16", "smallest set size (a power of two)", 1).at_most(std::int64_t{1} << 16),
-        runner::integer_param("n_max", "4096", "largest set size (a power of two; a set is held in memory)", 1).at_most(std::int64_t{1} << 16),
+        runner::integer_param("n_max", "4096", "largest set size (a power of two; a set is held in memory)", 1)
+            .at_most(std::int64_t{1} << 16),
         runner::integer_param("samples", "256", "sets per size", 1).at_most(std::int64_t{1} << 16),
-        runner::real_param_above("beta_max", "20", "upper end of the beta* search interval [1, beta_max]", 1.0).at_most(1000.0),
-        runner::integer_param("bins", "16", "equal-count entropy bins of the binned protocol", 5).at_most(std::int64_t{1024}),
+        runner::real_param_above("beta_max", "20", "upper end of the beta* search interval [1, beta_max]", 1.0)
+            .at_most(1000.0),
+        runner::integer_param("bins", "16", "equal-count entropy bins of the binned protocol", 5)
+            .at_most(std::int64_t{1024}),
     };
   }
   std::vector<runner::OutputSpec> outputs() const override {
@@ -61,13 +64,17 @@ public:
     for (const char* c : kCoefficientNames)
       out.push_back(metric_real(c, "", std::string("coefficient of H^") + c[1] + " of the per-set fit beta*(H)"));
     for (const char* c : kCoefficientNames)
-      out.push_back(metric_real(std::string("binned_") + c, "", std::string("coefficient of H^") + c[1] + " of the binned fit"));
+      out.push_back(
+          metric_real(std::string("binned_") + c, "", std::string("coefficient of H^") + c[1] + " of the binned fit"));
     out.push_back(metric_real("rms_fit", "", "root-mean-square gap between our per-set fit and beta*"));
     out.push_back(metric_real("rms_paper", "", "root-mean-square gap between the paper's polynomial and beta*"));
     out.push_back(metric_real("mean_log_p.one", "nats", "mean ln p(correct) with beta = 1"));
-    out.push_back(metric_real("mean_log_p.paper", "nats", "mean ln p(correct) with the paper's adaptive beta(H) (gate and clamp)"));
-    out.push_back(metric_real("mean_log_p.fit", "nats", "mean ln p(correct) with our per-set fit, clamped to [1, beta_max]"));
-    out.push_back(metric_real("mean_log_p.binned", "nats", "mean ln p(correct) with the binned fit, clamped to [1, beta_max]"));
+    out.push_back(metric_real("mean_log_p.paper", "nats",
+                              "mean ln p(correct) with the paper's adaptive beta(H) (gate and clamp)"));
+    out.push_back(
+        metric_real("mean_log_p.fit", "nats", "mean ln p(correct) with our per-set fit, clamped to [1, beta_max]"));
+    out.push_back(
+        metric_real("mean_log_p.binned", "nats", "mean ln p(correct) with the binned fit, clamped to [1, beta_max]"));
     out.push_back(metric_integer("pairs", "sets", "(size, set) pairs of the point: samples x number of sizes"));
     const std::vector<std::string> pairs = {"*"};
     out.push_back(array_real("n", pairs, "items", "set size of each pair"));
@@ -92,7 +99,8 @@ public:
     if (!power(lo) || !power(hi) || lo > hi)
       throw BadInput("--n-min, --n-max: powers of two with n_min <= n_max (got " + std::to_string(lo) + ", " +
                      std::to_string(hi) + ")");
-    const std::int64_t sets = p.integer("samples") * (std::countr_zero(std::uint64_t(hi)) - std::countr_zero(std::uint64_t(lo)) + 1);
+    const std::int64_t sets =
+        p.integer("samples") * (std::countr_zero(std::uint64_t(hi)) - std::countr_zero(std::uint64_t(lo)) + 1);
     if (p.integer("bins") > sets)
       throw BadInput("--bins: at most the number of sets (samples x sizes = " + std::to_string(sets) + "), got " +
                      std::to_string(p.integer("bins")));
@@ -175,7 +183,8 @@ public:
     r.set_array("bin_gain", bin_gain);
     r.set_array("bin_count", bin_count);
     r.set_array("coefficients_binned", coef_binned);
-    for (std::size_t k = 0; k < coef_binned.size(); ++k) r.set(std::string("binned_") + kCoefficientNames[k], coef_binned[k]);
+    for (std::size_t k = 0; k < coef_binned.size(); ++k)
+      r.set(std::string("binned_") + kCoefficientNames[k], coef_binned[k]);
     r.set("mean_log_p.one", lp_one / double(pairs));
     r.set("mean_log_p.paper", lp_paper / double(pairs));
     r.set("mean_log_p.fit", lp_fit / double(pairs));

@@ -28,9 +28,9 @@ inline void load_float_training_state(const runner::CheckpointState& state, std:
       throw runner::BadCheckpoint(std::string("'") + name + "' has " + std::to_string(from.size()) +
                                   " values, expected " + std::to_string(to.size()));
     for (std::size_t i = 0; i < from.size(); ++i) {
-      if (!std::isfinite(from[i]))   // a training never saves one: it would have failed first
+      if (!std::isfinite(from[i]))  // a training never saves one: it would have failed first
         throw runner::BadCheckpoint(std::string("'") + name + "' holds a value that is not finite");
-      to[i] = float(from[i]);   // exact: written from floats
+      to[i] = float(from[i]);  // exact: written from floats
     }
   };
   narrow_into("params", params);

@@ -17,11 +17,11 @@ namespace sharp {
 inline const std::vector<std::string> kTextTrainers = {"train-text"};
 
 struct TrainedTextModel {
-  std::string name;                          // FILE.h5#ID
+  std::string name;  // FILE.h5#ID
   transformer::TransformerConfig config;
   std::vector<float> params;
-  text_model::TaskMix mix;                   // what it was trained on
-  std::int64_t seed = 0;                     // its training seed (the seed of its point)
+  text_model::TaskMix mix;  // what it was trained on
+  std::int64_t seed = 0;  // its training seed (the seed of its point)
 };
 
 namespace text_checkpoint_detail {

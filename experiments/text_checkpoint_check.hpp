@@ -86,8 +86,9 @@ inline std::optional<std::string> text_checkpoint_problem(const std::string& ref
 inline runner::ParamSpec text_checkpoint_param(std::string default_value, std::string help) {
   runner::ParamSpec p =
       runner::point_reference_param("checkpoint", std::move(default_value), std::move(help), kTextTrainers);
-  p.allowed += "; each model is checked before any work: its parameters within sharp-train-text's ranges, every "
-               "weight tensor present, of its shape, finite float32";
+  p.allowed +=
+      "; each model is checked before any work: its parameters within sharp-train-text's ranges, every "
+      "weight tensor present, of its shape, finite float32";
   p.check = [check = p.check](const runner::Value& v) -> std::optional<std::string> {
     if (auto err = check(v)) return err;
     try {

@@ -20,9 +20,11 @@ namespace sharp {
 // normaliser, positional, algorithms, lengths, trace, layers, heads, d_model, max_length (in this
 // order: train-text's first parameters).
 inline std::vector<runner::ParamSpec> text_model_parameters() {
-  runner::ParamSpec normaliser = runner::text_param("normaliser", "softmax", "normaliser of every head, trained in", {});
-  normaliser.allowed = "a normaliser spec (docs/science.md#remedies), e.g. softmax, adaptive, ssmax:s=learn, entmax15, "
-                       "asentmax:b=learn:gamma=learn, asentmax_query:b=learn:gamma=learn (per query), stieltjes:q=4";
+  runner::ParamSpec normaliser =
+      runner::text_param("normaliser", "softmax", "normaliser of every head, trained in", {});
+  normaliser.allowed =
+      "a normaliser spec (docs/science.md#remedies), e.g. softmax, adaptive, ssmax:s=learn, entmax15, "
+      "asentmax:b=learn:gamma=learn, asentmax_query:b=learn:gamma=learn (per query), stieltjes:q=4";
   normaliser.check = [](const runner::Value& v) -> std::optional<std::string> {
     try {
       norm::parse_learnable_spec(std::get<std::string>(v), 16);
@@ -32,7 +34,8 @@ inline std::vector<runner::ParamSpec> text_model_parameters() {
     return std::nullopt;
   };
   normaliser.identity = normaliser_identity;
-  runner::ParamSpec algorithms = runner::text_param("algorithms", "minimum", "the algorithm mix: names joined by '+'", {});
+  runner::ParamSpec algorithms =
+      runner::text_param("algorithms", "minimum", "the algorithm mix: names joined by '+'", {});
   algorithms.allowed = "names of " + text::algorithm_names() + " joined by '+' (e.g. minimum+binary_search)";
   algorithms.check = [](const runner::Value& v) -> std::optional<std::string> {
     try {
@@ -42,7 +45,8 @@ inline std::vector<runner::ParamSpec> text_model_parameters() {
     }
     return std::nullopt;
   };
-  runner::ParamSpec lengths = runner::text_param("lengths", "4,5,7,9,12,16", "training lengths (one list per model)", {});
+  runner::ParamSpec lengths =
+      runner::text_param("lengths", "4,5,7,9,12,16", "training lengths (one list per model)", {});
   lengths.list = runner::ListRole::InsidePoint;
   lengths.allowed = "integers in 4..1024";
   lengths.check = [](const runner::Value& v) -> std::optional<std::string> {
@@ -63,7 +67,8 @@ inline std::vector<runner::ParamSpec> text_model_parameters() {
       runner::integer_param("layers", "2", "transformer blocks", 1).at_most(std::int64_t{48}),
       runner::integer_param("heads", "4", "attention heads per block", 1).at_most(std::int64_t{64}),
       runner::integer_param("d_model", "64", "model width (a multiple of heads)", 1).at_most(std::int64_t{4096}),
-      runner::integer_param("max_length", "2048", "longest sequence (rows of a learned position table)", 16).at_most(std::int64_t{1} << 16),
+      runner::integer_param("max_length", "2048", "longest sequence (rows of a learned position table)", 16)
+          .at_most(std::int64_t{1} << 16),
   };
 }
 

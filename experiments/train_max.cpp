@@ -11,12 +11,12 @@
 #include <optional>
 
 #include "core/errors.hpp"
+#include "experiments/float_training_state.hpp"
+#include "experiments/normaliser_param.hpp"
+#include "experiments/training_curve.hpp"
 #include "max_retrieval/cost.hpp"
 #include "max_retrieval/trainer.hpp"
-#include "experiments/normaliser_param.hpp"
 #include "normalisers/spec.hpp"
-#include "experiments/float_training_state.hpp"
-#include "experiments/training_curve.hpp"
 #include "runners/main.hpp"
 
 namespace sharp {
@@ -74,7 +74,7 @@ std::vector<std::string> learned_scalar_names(const Point& p) {
 }  // namespace
 
 class TrainMaxExperiment final : public runner::Experiment {
-public:
+ public:
   std::string name() const override { return "train-max"; }
   std::string summary() const override {
     return "Max retrieval, training (docs/science.md#max-retrieval). Trains the model of docs/science.md#max-retrieval (item MLP psi, query MLP, one attention "
@@ -92,8 +92,10 @@ public:
     return {
         normaliser,
         runner::integer_param("train_n", "16", "items per training set", 1).at_most(std::int64_t{1} << 16),
-        runner::integer_param("width", "128", "width of every MLP layer and head dimension d", 1).at_most(std::int64_t{1} << 12),
-        runner::integer_param("depth", "1", "hidden ReLU layers in each MLP (psi, query MLP, phi)", 1).at_most(std::int64_t{64}),
+        runner::integer_param("width", "128", "width of every MLP layer and head dimension d", 1)
+            .at_most(std::int64_t{1} << 12),
+        runner::integer_param("depth", "1", "hidden ReLU layers in each MLP (psi, query MLP, phi)", 1)
+            .at_most(std::int64_t{64}),
         runner::integer_param("batch", "128", "sets per optimizer step", 1).at_most(std::int64_t{1} << 16),
         runner::real_param_above("lr", "1e-3", "peak learning rate (AdamW)", 0.0).at_most(10.0),
         runner::real_param_at_least("weight_decay", "1e-3", "AdamW decoupled weight decay", 0.0),
@@ -102,38 +104,46 @@ public:
         runner::integer_param("warmup", "0", "linear learning-rate warmup steps", 0),
         runner::real_param_at_least("final_lr", "0.01", "cosine: final lr as a fraction of --lr", 0.0),
         runner::real_param_at_least("clip", "0", "clip gradients to this global norm (0 = off)", 0.0),
-        runner::integer_param("eval_every", "250", "steps between points of the training curve", 1).at_most(std::int64_t{10000000}),
-        runner::integer_param("eval_samples", "4096", "fresh sets of train_n items for the accuracy", 1).at_most(std::int64_t{1} << 20),
+        runner::integer_param("eval_every", "250", "steps between points of the training curve", 1)
+            .at_most(std::int64_t{10000000}),
+        runner::integer_param("eval_samples", "4096", "fresh sets of train_n items for the accuracy", 1)
+            .at_most(std::int64_t{1} << 20),
     };
   }
   std::vector<runner::OutputSpec> outputs() const override {
     using runner::array_integer, runner::array_real, runner::metric_integer, runner::metric_real;
     std::vector<runner::OutputSpec> out = {
-        metric_real("accuracy", "fraction", "in-distribution accuracy on eval_samples fresh sets of train_n items (last curve entry)"),
+        metric_real("accuracy", "fraction",
+                    "in-distribution accuracy on eval_samples fresh sets of train_n items (last curve entry)"),
         metric_real("eval_loss", "nats", "mean cross-entropy on the same sets"),
         metric_integer("correct", "sets", "correctly classified evaluation sets"),
         metric_real("final_train_loss", "nats", "mean training batch loss of the last curve window"),
         metric_integer("parameters", "weights", "number of trained weights"),
         metric_integer("first_step_98", "steps", "first curve step with eval accuracy >= 0.98 (-1: none)"),
-        metric_integer("stable_step_98", "steps", "first curve step from which every later entry stays >= 0.98 (-1: none)"),
+        metric_integer("stable_step_98", "steps",
+                       "first curve step from which every later entry stays >= 0.98 (-1: none)"),
     };
     for (runner::OutputSpec& o : Curve::outputs()) out.push_back(std::move(o));
     out.push_back(array_real("step_loss", {"steps"}, "nats", "training batch loss of every step"));
     out.push_back(array_real("step_accuracy", {"steps"}, "fraction", "training batch accuracy of every step"));
-    out.push_back(array_integer("model_shape", {"5"}, "",
-                                "the model for sharp-eval-max: [item features, width, depth, head dimension d, classes]"));
+    out.push_back(
+        array_integer("model_shape", {"5"}, "",
+                      "the model for sharp-eval-max: [item features, width, depth, head dimension d, classes]"));
     // An array, not a metric: /points columns must be the same for every point of a file, and
     // models with and without learned scalars share one training file.
-    runner::OutputSpec learned = array_real("learned.<scalar>", {"1"}, "",
-                                            "final value of a learned normaliser scalar (docs/science.md#learned-scalars)");
+    runner::OutputSpec learned = array_real(
+        "learned.<scalar>", {"1"}, "", "final value of a learned normaliser scalar (docs/science.md#learned-scalars)");
     learned.items = learned_scalar_names;
-    learned.items_help = "one per learned scalar of the normaliser (e.g. learned.s for ssmax:s=learn; none for a fixed spec)";
+    learned.items_help =
+        "one per learned scalar of the normaliser (e.g. learned.s for ssmax:s=learn; none for a fixed spec)";
     out.push_back(learned);
-    runner::OutputSpec param = array_real("param.<tensor>", {"..."}, "",
-                                          "final weights of one tensor (float32 values stored as float64), in its own shape");
+    runner::OutputSpec param =
+        array_real("param.<tensor>", {"..."}, "",
+                   "final weights of one tensor (float32 values stored as float64), in its own shape");
     param.items = tensor_names;
-    param.items_help = "one per weight tensor of the model, e.g. param.psi.0.weight [width, 11]; a learned "
-                       "normaliser scalar's raw value is param.head.norm.<scalar> [1], the last tensor";
+    param.items_help =
+        "one per weight tensor of the model, e.g. param.psi.0.weight [width, 11]; a learned "
+        "normaliser scalar's raw value is param.head.norm.<scalar> [1], the last tensor";
     out.push_back(param);
     return out;
   }
@@ -150,7 +160,8 @@ public:
   }
   double estimated_cost(const Point& p) const override {
     const max_retrieval::ModelConfig model{std::size_t(p.integer("width")), std::size_t(p.integer("depth"))};
-    return max_retrieval::training_step_flops(model, std::size_t(p.integer("batch")), std::size_t(p.integer("train_n"))) *
+    return max_retrieval::training_step_flops(model, std::size_t(p.integer("batch")),
+                                              std::size_t(p.integer("train_n"))) *
            double(p.integer("steps"));
   }
   std::string notes() const override {
@@ -187,7 +198,8 @@ public:
         step_accuracy = saved->reals("step_accuracy");
         if (step_loss.size() != std::size_t(step) || step_accuracy.size() != std::size_t(step))
           throw runner::BadCheckpoint("the per-step curves hold " + std::to_string(step_loss.size()) + " and " +
-                                      std::to_string(step_accuracy.size()) + " values for step " + std::to_string(step));
+                                      std::to_string(step_accuracy.size()) + " values for step " +
+                                      std::to_string(step));
       });
     }
 
@@ -229,7 +241,8 @@ public:
     r.set("final_train_loss", curve.last().train_loss);
     r.set_count("parameters", std::int64_t(trainer.params().size()));
     const norm::Spec bound = max_retrieval::bound_normaliser_spec(trainer.layout(), trainer.params().data());
-    for (const std::string& key : trainer.layout().normaliser.learned) r.set_array("learned." + key, std::vector<double>{bound.params.at(key)});
+    for (const std::string& key : trainer.layout().normaliser.learned)
+      r.set_array("learned." + key, std::vector<double>{bound.params.at(key)});
     // The target of docs/science.md#max-retrieval on the curve: the first evaluation at >= 98% ("first touched") and the first
     // from which every later evaluation stays >= 98% (-1: none).
     std::int64_t first98 = -1, stable98 = -1;
@@ -245,9 +258,9 @@ public:
     r.set_array("step_loss", step_loss);
     r.set_array("step_accuracy", step_accuracy);
     // Model description for sharp-eval-max: [item features, width, depth, d, classes].
-    r.set_array("model_shape", std::vector<std::int64_t>{std::int64_t(max_retrieval::kItemFeatures),
-                                                          p.integer("width"), p.integer("depth"), p.integer("width"),
-                                                          std::int64_t(max_retrieval::kClasses)});
+    r.set_array("model_shape", std::vector<std::int64_t>{std::int64_t(max_retrieval::kItemFeatures), p.integer("width"),
+                                                         p.integer("depth"), p.integer("width"),
+                                                         std::int64_t(max_retrieval::kClasses)});
     for (const nn::TensorInfo& t : trainer.layout().params.tensors()) {
       std::vector<double> values(trainer.params().begin() + std::ptrdiff_t(t.offset),
                                  trainer.params().begin() + std::ptrdiff_t(t.offset + t.size()));

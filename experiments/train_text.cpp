@@ -10,10 +10,10 @@
 #include <cstdio>
 
 #include "core/errors.hpp"
-#include "normalisers/learned_scalars.hpp"
-#include "experiments/training_curve.hpp"
 #include "experiments/float_training_state.hpp"
 #include "experiments/text_model_params.hpp"
+#include "experiments/training_curve.hpp"
+#include "normalisers/learned_scalars.hpp"
 #include "runners/main.hpp"
 #include "text/sample.hpp"
 #include "text/tokeniser.hpp"
@@ -116,7 +116,7 @@ std::vector<std::string> tensor_names(const Point& p) {
 }  // namespace
 
 class TrainTextExperiment final : public runner::Experiment {
-public:
+ public:
   std::string name() const override { return "train-text"; }
   std::string summary() const override {
     return "Algorithmic text, training (docs/science.md#algorithmic-text). Trains a causal transformer from scratch "
@@ -127,30 +127,36 @@ public:
            "final weights (/arrays/<id>/param.<tensor>) for sharp-eval-text.";
   }
   std::vector<runner::ParamSpec> parameters() const override {
-    std::vector<runner::ParamSpec> p = text_model_parameters();   // the model's description, shared with its readers
-    p.insert(p.end(), {
-        runner::integer_param("batch", "32", "samples per optimiser step", 1).at_most(std::int64_t{1} << 14),
-        runner::integer_param("steps", "3000", "optimiser steps", 1).at_most(std::int64_t{10000000}),
-        runner::real_param_above("lr", "1e-3", "peak learning rate (AdamW)", 0.0).at_most(10.0),
-        runner::real_param_at_least("weight_decay", "0.01", "AdamW decoupled weight decay (not on learned scalars)", 0.0),
-        runner::integer_param("warmup", "100", "linear learning-rate warmup steps", 0),
-        runner::real_param_at_least("clip", "1", "clip gradients to this global norm (0 = off)", 0.0),
-        runner::integer_param("eval_every", "250", "steps between entries of the training curve", 1).at_most(std::int64_t{10000000}),
-        runner::integer_param("eval_samples", "256", "fixed evaluation samples at the training lengths", 1).at_most(std::int64_t{1} << 20),
-    });
+    std::vector<runner::ParamSpec> p = text_model_parameters();  // the model's description, shared with its readers
+    p.insert(p.end(),
+             {
+                 runner::integer_param("batch", "32", "samples per optimiser step", 1).at_most(std::int64_t{1} << 14),
+                 runner::integer_param("steps", "3000", "optimiser steps", 1).at_most(std::int64_t{10000000}),
+                 runner::real_param_above("lr", "1e-3", "peak learning rate (AdamW)", 0.0).at_most(10.0),
+                 runner::real_param_at_least("weight_decay", "0.01",
+                                             "AdamW decoupled weight decay (not on learned scalars)", 0.0),
+                 runner::integer_param("warmup", "100", "linear learning-rate warmup steps", 0),
+                 runner::real_param_at_least("clip", "1", "clip gradients to this global norm (0 = off)", 0.0),
+                 runner::integer_param("eval_every", "250", "steps between entries of the training curve", 1)
+                     .at_most(std::int64_t{10000000}),
+                 runner::integer_param("eval_samples", "256", "fixed evaluation samples at the training lengths", 1)
+                     .at_most(std::int64_t{1} << 20),
+             });
     return p;
   }
   std::vector<runner::OutputSpec> outputs() const override {
     using runner::array_integer, runner::array_real, runner::metric_integer, runner::metric_real;
     std::vector<runner::OutputSpec> out = {
-        metric_real("exact_match", "fraction", "evaluation samples at the training lengths with the whole answer right (teacher-forced = greedy)"),
+        metric_real("exact_match", "fraction",
+                    "evaluation samples at the training lengths with the whole answer right (teacher-forced = greedy)"),
         metric_real("token_accuracy", "fraction", "answer tokens right on the evaluation samples (teacher-forced)"),
         metric_real("eval_loss", "nats", "mean loss per answer token on the evaluation samples"),
         metric_real("final_train_loss", "nats", "mean training loss per answer token of the last curve window"),
         metric_integer("parameters", "weights", "number of trained weights"),
     };
     for (runner::OutputSpec& o : Curve::outputs()) out.push_back(std::move(o));
-    runner::OutputSpec param = array_real("param.<tensor>", {"..."}, "", "final weights of one tensor (float32 values stored as float64)");
+    runner::OutputSpec param =
+        array_real("param.<tensor>", {"..."}, "", "final weights of one tensor (float32 values stored as float64)");
     param.items = tensor_names;
     param.items_help = "one per weight tensor of the transformer, e.g. param.embedding [vocab, d_model]";
     out.push_back(param);

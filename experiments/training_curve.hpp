@@ -38,8 +38,8 @@ struct WindowSum {
 // `static inline const WindowSum<Window> kSums[]`.
 template <class Entry, class Window>
 class TrainingCurve {
-public:
-  Window window;   // the trainer adds each step to it; append() starts a new one
+ public:
+  Window window;  // the trainer adds each step to it; append() starts a new one
 
   void append(std::int64_t step, const Entry& entry) {
     steps_.push_back(step);
@@ -85,16 +85,17 @@ public:
     window = Window{};
     for (const WindowSum<Window>& w : Window::kSums)
       if (state.metrics.count(w.key))
-        std::visit([&](auto sum) { window.*sum = std::get<std::decay_t<decltype(window.*sum)>>(state.metrics.at(w.key)); },
-                   w.sum);
+        std::visit(
+            [&](auto sum) { window.*sum = std::get<std::decay_t<decltype(window.*sum)>>(state.metrics.at(w.key)); },
+            w.sum);
   }
 
-private:
+ private:
   static void set_metric(runner::CheckpointState& state, const char* key, double v) { state.set(key, v); }
   static void set_metric(runner::CheckpointState& state, const char* key, std::int64_t v) { state.set_count(key, v); }
 
   std::vector<std::int64_t> steps_;
-  std::vector<Entry> entries_;   // [entries]
+  std::vector<Entry> entries_;  // [entries]
 };
 
 }  // namespace sharp

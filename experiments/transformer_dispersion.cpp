@@ -24,8 +24,8 @@
 #include "head_measure/row_recorder.hpp"
 #include "nn/omp_threads.hpp"
 #include "rng/counter_rng.hpp"
-#include "text_model/task_prompt.hpp"
 #include "runners/main.hpp"
+#include "text_model/task_prompt.hpp"
 #include "transformer/config.hpp"
 #include "transformer/model.hpp"
 
@@ -39,7 +39,7 @@ namespace {
 const std::vector<std::string> kInputs = {"uniform", "needle", "task"};
 // Parameters that shape a random model; a trained model (--checkpoint) brings its own.
 // (normaliser too: a trained model's heads keep the normaliser, and learned scalars, they were trained with.)
-const std::vector<std::string> kRandomOnly = {"layers",     "heads",      "d_model",    "vocab",     "causal",
+const std::vector<std::string> kRandomOnly = {"layers",     "heads",      "d_model",    "vocab",      "causal",
                                               "positional", "layer_norm", "init_scale", "max_length", "normaliser"};
 runner::ParamSpec flag_param(std::string name, std::string default_value, std::string help) {
   return runner::integer_param(std::move(name), std::move(default_value), std::move(help), 0).at_most(std::int64_t{1});
@@ -72,8 +72,8 @@ std::vector<std::int32_t> make_tokens(const std::string& kind, std::size_t sampl
       for (std::size_t i = 0; i < n; ++i) t[i] = std::int32_t(rng::bits(k, i) % vocab);
     } else {
       const auto filler = std::int32_t(rng::bits(k, 0) % vocab);
-      const auto needle = vocab > 1 ? std::int32_t((std::uint64_t(filler) + 1 + rng::bits(k, 1) % (vocab - 1)) % vocab)
-                                    : filler;
+      const auto needle =
+          vocab > 1 ? std::int32_t((std::uint64_t(filler) + 1 + rng::bits(k, 1) % (vocab - 1)) % vocab) : filler;
       std::fill(t, t + n, filler);
       t[rng::bits(k, 2) % n] = needle;
     }
@@ -92,17 +92,17 @@ struct Pass {
 // One head as the point reports it: its row summary (head_measure::summarise_heads), its weight-norm
 // bound, and two quantities of the point's own.
 struct Head : head_measure::HeadSummary, head_measure::HeadWeightBound {
-  double n_alpha_max_last = 0;        // k·α_max of the last row, k its sequence's length (mean over samples)
+  double n_alpha_max_last = 0;  // k·α_max of the last row, k its sequence's length (mean over samples)
   std::int64_t lemma_violations = 0;  // rows above the lemma's upper or below its lower bound
 };
 
 // What a point measured, from which every output but the rows is read (output_table).
 struct Measured {
   std::size_t layers = 0, heads_per_layer = 0;
-  std::vector<Head> heads;                                       // [layer · head]
-  std::vector<double> input_norm_max, certificate_input_norm;    // [layer]
-  std::vector<std::int64_t> tokens, task_length;                 // [samples]
-  double ln_n = 0, uniform_baseline = 0;   // means over the sequences of each sequence's own length
+  std::vector<Head> heads;  // [layer · head]
+  std::vector<double> input_norm_max, certificate_input_norm;  // [layer]
+  std::vector<std::int64_t> tokens, task_length;  // [samples]
+  double ln_n = 0, uniform_baseline = 0;  // means over the sequences of each sequence's own length
 
   std::vector<double> column(double Head::*field) const {
     std::vector<double> v;
@@ -202,7 +202,8 @@ const std::vector<Output>& output_table() {
                  &Head::delta_max, max_of),
       over_heads("delta_half_mean", "logit units", "delta_row over rows with k >= n/2, mean over rows, then over heads",
                  &Head::delta_half_mean, mean_of),
-      over_heads("delta_last_mean", "logit units", "delta of the last row, mean over heads", &Head::delta_last, mean_of),
+      over_heads("delta_last_mean", "logit units", "delta of the last row, mean over heads", &Head::delta_last,
+                 mean_of),
       over_heads("delta_last_max", "logit units", "delta of the last row, max over heads", &Head::delta_last, max_of),
       over_heads("alpha_max_last_max", "probability", "largest coefficient of the last row, max over heads",
                  &Head::alpha_max_last, max_of),
@@ -211,7 +212,8 @@ const std::vector<Output>& output_table() {
       over_heads("alpha_max_half_max", "probability", "largest coefficient over rows with k >= n/2 and heads",
                  &Head::alpha_max_half_max, max_of),
       over_heads("alpha_max_half_mean", "probability",
-                 "largest coefficient per row, mean over rows with k >= n/2 and heads", &Head::alpha_max_half_mean, mean_of),
+                 "largest coefficient per row, mean over rows with k >= n/2 and heads", &Head::alpha_max_half_mean,
+                 mean_of),
       over_heads("n_alpha_max_last_max", "",
                  "k * alpha_max of the last row (k its keys), max over heads (1 for uniform attention)",
                  &Head::n_alpha_max_last, max_of),
@@ -225,8 +227,8 @@ const std::vector<Output>& output_table() {
                  &Head::entropy_half_mean, mean_of),
       over_heads("entropy_gap_half_mean", "nats", "ln k - entropy over rows with k >= n/2, mean over rows and heads",
                  &Head::entropy_gap_half, mean_of),
-      over_heads("entropy_all_mean", "nats", "entropy over every row, mean over rows and heads", &Head::entropy_all_mean,
-                 mean_of),
+      over_heads("entropy_all_mean", "nats", "entropy over every row, mean over rows and heads",
+                 &Head::entropy_all_mean, mean_of),
       real_metric("ln_n", "nats",
                   "ln of a sequence's length, mean over samples (ln n; a task prompt's own length): the last row's "
                   "entropy under uniform attention",
@@ -235,7 +237,8 @@ const std::vector<Output>& output_table() {
                   "uniform attention's mean row entropy: ln(n!)/n causal, ln n encoder (n a sequence's length, mean "
                   "over samples)",
                   [](const Measured& m) { return m.uniform_baseline; }),
-      real_metric("tokens", "tokens", "length of a sequence, mean over samples: n, or a task prompt's own length (<= n)",
+      real_metric("tokens", "tokens",
+                  "length of a sequence, mean over samples: n, or a task prompt's own length (<= n)",
                   [](const Measured& m) { return mean_of(m.tokens); }),
       real_metric("task_length", "keys", "keys of a task prompt, mean over samples (0 for uniform and needle)",
                   [](const Measured& m) { return mean_of(m.task_length); }),
@@ -299,7 +302,8 @@ const std::vector<Output>& output_table() {
       head_array("beta_max", "", "largest effective beta over every row", &Head::beta_max),
       head_array("support_last", "keys", "keys with p > 0 in the last row", &Head::support_last),
       head_array("support_half_mean", "keys", "mean support over rows with k >= n/2", &Head::support_half_mean),
-      head_count_array("lemma_violations", "rows", "rows outside the lemma's bounds; must be 0", &Head::lemma_violations),
+      head_count_array("lemma_violations", "rows", "rows outside the lemma's bounds; must be 0",
+                       &Head::lemma_violations),
       head_array("weight_bound", "logit units",
                  "2 (smax(W_q) R + |b_q|)(smax(W_k) R + |b_k|)/sqrt(d_head) (+ ALiBi's slope (n-1)), R the largest "
                  "attention input norm of the layer",
@@ -375,7 +379,7 @@ void record_rows(const std::vector<Pass>& passes, std::size_t samples, std::size
   const std::size_t stats = std::size(kRowStats);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::vector<double>> rows(stats, std::vector<double>(L * H * samples * n, nan));
-  std::size_t first = 0;   // the pass's first sample
+  std::size_t first = 0;  // the pass's first sample
   for (const Pass& pass : passes) {
     const head_measure::RowRecorder& rec = pass.recorder;
     for (std::size_t l = 0; l < L; ++l)
@@ -394,7 +398,7 @@ void record_rows(const std::vector<Pass>& passes, std::size_t samples, std::size
 }  // namespace
 
 class TransformerDispersionExperiment final : public runner::Experiment {
-public:
+ public:
   std::string name() const override { return "transformer-dispersion"; }
   std::string summary() const override {
     return "Transformers disperse (docs/science.md#transformers-disperse). A random transformer (token embedding "
@@ -450,7 +454,8 @@ public:
                            "fits n tokens, measured at its last row, the answer position",
                            kInputs),
         runner::integer_param("samples", "1", "input sequences per point", 1).at_most(std::int64_t{1024}),
-        flag_param("row_arrays", "0", "1: also store every row's statistics (row.<stat> [layer, head, sample, n]; 32 MB at n = 2^16)"),
+        flag_param("row_arrays", "0",
+                   "1: also store every row's statistics (row.<stat> [layer, head, sample, n]; 32 MB at n = 2^16)"),
     };
   }
   std::vector<runner::OutputSpec> outputs() const override {
@@ -483,10 +488,10 @@ public:
       for (const runner::ParamSpec& s : parameters())
         for (const std::string& r : kRandomOnly)
           if (s.name == r && runner::canonical(p.value(r)) != s.default_value)
-            throw BadInput("--checkpoint: " + s.flag() + " shapes a random model; a trained model brings its own (drop " +
-                           s.flag() + ")");
+            throw BadInput("--checkpoint: " + s.flag() +
+                           " shapes a random model; a trained model brings its own (drop " + s.flag() + ")");
       const std::size_t n = std::size_t(p.integer("n"));
-      TrainedTextModel trained;   // its description only: run() reads the weights, once
+      TrainedTextModel trained;  // its description only: run() reads the weights, once
       try {
         trained = load_text_config(p.text("checkpoint"));
         trained.config.check_length(n);
@@ -520,7 +525,8 @@ public:
   }
   double estimated_cost(const Point& p) const override {
     const double n = double(p.integer("n")), d = double(p.integer("d_model"));
-    const double attention = (p.integer("causal") == 1 ? 0.5 : 1.0) * n * n * (4.0 * d + 40.0 * double(p.integer("heads")));
+    const double attention =
+        (p.integer("causal") == 1 ? 0.5 : 1.0) * n * n * (4.0 * d + 40.0 * double(p.integer("heads")));
     return double(p.integer("samples")) * double(p.integer("layers")) * (attention + 24.0 * n * d * d);
   }
   std::string notes() const override {
@@ -550,7 +556,7 @@ public:
       TrainedTextModel trained = load_text_model(p.text("checkpoint"));
       config = trained.config;
       mix = std::move(trained.mix);
-      params.assign(trained.params.begin(), trained.params.end());   // float weights, measured in double
+      params.assign(trained.params.begin(), trained.params.end());  // float weights, measured in double
     } else {
       config = random_config(p);
       const transformer::Transformer random(config);
@@ -568,7 +574,8 @@ public:
       for (std::size_t s = 0; s < samples; ++s) {
         const text::Algorithm a = mix.algorithms[s % mix.algorithms.size()];
         text_model::TaskPrompt prompt = text_model::longest_prompt(a, mix.trace, ctx.stream_key("inputs"), s, n);
-        passes.push_back({head_measure::RowRecorder(1, L, H, prompt.tokens.size()), std::move(prompt.tokens),
+        passes.push_back({head_measure::RowRecorder(1, L, H, prompt.tokens.size()),
+                          std::move(prompt.tokens),
                           {std::int64_t(prompt.length)}});
       }
     } else {
@@ -604,7 +611,6 @@ public:
     if (p.integer("row_arrays") == 1) record_rows(passes, samples, n, r);
     return r;
   }
-
 };
 
 }  // namespace sharp

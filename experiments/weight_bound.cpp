@@ -14,7 +14,7 @@ using runner::Point;
 using runner::Record;
 
 class WeightBoundExperiment final : public runner::Experiment {
-public:
+ public:
   std::string name() const override { return "weight-bound"; }
   std::string summary() const override {
     return "Sharpness needs large weights (docs/science.md#weight-norm-bound). Random Q, K [d_head, d_model] with entries "
@@ -60,8 +60,8 @@ public:
     const std::uint64_t wkey = ctx.stream_key("weights"), ikey = ctx.stream_key("inputs");
     parallel_for(std::size_t(trials), Loop{"weight-bound/trials", ctx.threads()}, [&](std::size_t t) {
       const auto trial = weight_bound::spread_bound_trial(
-          p.integer("n"), p.integer("d_model"), p.integer("d_head"), p.real("weight_scale"),
-          p.real("input_scale"), rng::child_key(wkey, std::uint64_t(t)), rng::child_key(ikey, std::uint64_t(t)));
+          p.integer("n"), p.integer("d_model"), p.integer("d_head"), p.real("weight_scale"), p.real("input_scale"),
+          rng::child_key(wkey, std::uint64_t(t)), rng::child_key(ikey, std::uint64_t(t)));
       delta[t] = trial.delta;
       bound[t] = trial.bound;
       ratio[t] = trial.delta / trial.bound;

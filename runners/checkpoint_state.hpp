@@ -16,7 +16,7 @@ struct CheckpointState : NamedValues {};
 // beyond the configured steps, arrays of the wrong length): the runner sets the checkpoint aside as
 // <id>.ckpt.h5.bad-<k> and runs the point again from the start (docs/architecture.md#checkpoints).
 class BadCheckpoint : public std::runtime_error {
-public:
+ public:
   using std::runtime_error::runtime_error;
 };
 

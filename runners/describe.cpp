@@ -9,14 +9,18 @@ namespace {
 std::string quote(const std::string& s) {
   std::string q = "\"";
   for (unsigned char c : s) {
-    if (c == '"' || c == '\\') q += '\\', q += char(c);
-    else if (c == '\n') q += "\\n";
-    else if (c == '\t') q += "\\t";
+    if (c == '"' || c == '\\')
+      q += '\\', q += char(c);
+    else if (c == '\n')
+      q += "\\n";
+    else if (c == '\t')
+      q += "\\t";
     else if (c < 0x20) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\u%04x", c);
       q += buf;
-    } else q += char(c);
+    } else
+      q += char(c);
   }
   return q + "\"";
 }
@@ -39,7 +43,8 @@ std::string describe_json(const Experiment& e, const std::vector<ParamSpec>& par
     << ",\n  \"summary\": " << quote(e.summary()) << ",\n  \"notes\": " << quote(e.notes()) << ",\n  \"parameters\": [";
   for (std::size_t i = 0; i < params.size(); ++i) {
     const ParamSpec& p = params[i];
-    j << (i ? "," : "") << "\n    {\"name\": " << quote(p.name) << ", \"flag\": " << quote(p.list == ListRole::Derived ? "" : p.flag())
+    j << (i ? "," : "") << "\n    {\"name\": " << quote(p.name)
+      << ", \"flag\": " << quote(p.list == ListRole::Derived ? "" : p.flag())
       << ", \"type\": " << quote(type_name(p.type)) << ", \"default\": " << quote(p.default_value)
       << ", \"help\": " << quote(p.help) << ", \"allowed\": " << quote(p.allowed)
       << ", \"list\": " << quote(list_role(p.list)) << "}";

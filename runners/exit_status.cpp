@@ -26,8 +26,10 @@ void report_failure(const Experiment& experiment, const RunOptions& options, con
                  "free space and rerun the same command to resume\n",
                  experiment.name().c_str(), safe, plan.scope, parts_dir.c_str());
   else
-    std::fprintf(stderr, "sharp-%s: a point failed; %zu of %zu points are done and kept in %s, rerun the same command to resume\n",
-                 experiment.name().c_str(), safe, plan.scope, parts_dir.c_str());
+    std::fprintf(
+        stderr,
+        "sharp-%s: a point failed; %zu of %zu points are done and kept in %s, rerun the same command to resume\n",
+        experiment.name().c_str(), safe, plan.scope, parts_dir.c_str());
 }
 
 }  // namespace sharp::runner

@@ -20,14 +20,14 @@ namespace sharp::runner {
 // units, `first` of them done before this run (a resumed checkpoint), and what the point has to say
 // ("loss 0.41, exact match 0.65"). The runner adds the time elapsed and the time remaining.
 struct PointProgress {
-  std::string unit;              // "step"
+  std::string unit;  // "step"
   std::int64_t done = 0, total = 0, first = 0;
   std::string detail;
 };
 
 // Services the runner offers to a point while it runs.
 class PointContext {
-public:
+ public:
   virtual ~PointContext() = default;
   // OpenMP threads this point may use; its data must not depend on the number.
   virtual int threads() const = 0;
@@ -45,7 +45,7 @@ public:
 };
 
 class Experiment {
-public:
+ public:
   virtual ~Experiment() = default;
   // Short name: the binary is sharp-<name>, the default output results/<name>.h5.
   virtual std::string name() const = 0;

@@ -50,17 +50,23 @@ Record inject_output_fault(Record record) {
   if (f == "undeclared") {
     record.set("injected_undeclared_output", 0.0);
   } else if (f == "missing") {
-    if (!record.metrics.empty()) record.metrics.erase(record.metrics.begin());
-    else if (!record.arrays.empty()) record.arrays.erase(record.arrays.begin());
+    if (!record.metrics.empty())
+      record.metrics.erase(record.metrics.begin());
+    else if (!record.arrays.empty())
+      record.arrays.erase(record.arrays.begin());
   } else if (f == "mistyped") {
     if (!record.metrics.empty()) {
       auto& v = record.metrics.begin()->second;
-      if (std::holds_alternative<double>(v)) v = std::int64_t{0};
-      else v = 0.0;
+      if (std::holds_alternative<double>(v))
+        v = std::int64_t{0};
+      else
+        v = 0.0;
     } else if (!record.arrays.empty()) {
       Array& a = record.arrays.begin()->second;
-      if (auto* d = std::get_if<std::vector<double>>(&a.data)) a.data = std::vector<std::int64_t>(d->size(), 0);
-      else a.data = std::vector<double>(std::get<std::vector<std::int64_t>>(a.data).size(), 0.0);
+      if (auto* d = std::get_if<std::vector<double>>(&a.data))
+        a.data = std::vector<std::int64_t>(d->size(), 0);
+      else
+        a.data = std::vector<double>(std::get<std::vector<std::int64_t>>(a.data).size(), 0.0);
     }
   } else {
     throw std::runtime_error(std::string(kOutputFaultHook.variable) + "='" + f +

@@ -12,8 +12,8 @@ namespace sharp::runner {
 
 struct FaultHook {
   const char* variable;  // SHARP_INJECT_*
-  const char* setting;   // the values it takes
-  const char* effect;    // what goes wrong, and where
+  const char* setting;  // the values it takes
+  const char* effect;  // what goes wrong, and where
 };
 
 inline constexpr FaultHook kStallHook{

@@ -52,7 +52,8 @@ int finish_run(const Experiment& experiment, const Grid& grid, const RunOptions&
     std::vector<bool> none(grid.size(), false);  // just written: not read through again
     const PartsSurvey after = survey_parts(grid, parts_dir, none, options, false);
     std::size_t missing = 0;
-    for (const Point& p : grid.points()) missing += (shard_of[p.index] == options.shard->index && !after.complete[p.index]);
+    for (const Point& p : grid.points())
+      missing += (shard_of[p.index] == options.shard->index && !after.complete[p.index]);
     if (!options.quiet)
       std::printf("%s: shard %d/%d done (%zu points run); merge with --merge-only when all shards finish\n",
                   prog.c_str(), options.shard->index, options.shard->count, plan.todo.size());
@@ -63,8 +64,11 @@ int finish_run(const Experiment& experiment, const Grid& grid, const RunOptions&
   merge_points(experiment, grid, options, parts_dir, mpi_size);
   if (!options.keep_parts) {
     const std::vector<std::string> shards = running_shards(options.out);
-    if (shards.empty()) remove_parts_dir(parts_dir);
-    else std::fprintf(stderr, "%s: keeping %s: shard %s is running\n", prog.c_str(), parts_dir.c_str(), shards.front().c_str());
+    if (shards.empty())
+      remove_parts_dir(parts_dir);
+    else
+      std::fprintf(stderr, "%s: keeping %s: shard %s is running\n", prog.c_str(), parts_dir.c_str(),
+                   shards.front().c_str());
   }
   if (!options.quiet)
     std::printf("%s: wrote %s (%zu points; %zu run now, %zu resumed from earlier runs)\n", prog.c_str(),

@@ -50,8 +50,7 @@ std::string quoted(const std::string& s) {
   throw BadInput(spec.flag() + ": " + what + " (allowed: " + spec.allowed +
                  (axis && spec.type != ParamType::Text ? "; a list a,b,c or a range 2^a..2^b" : "") +
                  (axis && spec.type == ParamType::Text ? "; a comma-separated list" : "") +
-                 (spec.list == ListRole::InsidePoint ? "; a list a,b or a+b, evaluated inside each point" : "") +
-                 ")");
+                 (spec.list == ListRole::InsidePoint ? "; a list a,b or a+b, evaluated inside each point" : "") + ")");
 }
 
 bool parse_int(const std::string& s, std::int64_t& out) {
@@ -97,15 +96,14 @@ Value parse_scalar(const ParamSpec& spec, const std::string& item) {
     case ParamType::Real: {
       double v;
       if (!parse_real(item, v)) bad(spec, "'" + item + "' is not a finite number");
-      if (v == 0.0) v = 0.0;   // -0 is 0: one value, one point id
+      if (v == 0.0) v = 0.0;  // -0 is 0: one value, one point id
       // A subnormal passes every "> 0" check and then overflows the first division (spread/theta).
       if (v != 0.0 && !std::isnormal(v))
         bad(spec, "'" + item + "' is subnormal (nonzero magnitudes below 2.2250738585072014e-308 are refused)");
       return v;
     }
     case ParamType::Text:
-      if (!spec.choices.empty() &&
-          std::find(spec.choices.begin(), spec.choices.end(), item) == spec.choices.end())
+      if (!spec.choices.empty() && std::find(spec.choices.begin(), spec.choices.end(), item) == spec.choices.end())
         bad(spec, "unknown value '" + item + "'");
       return item;
   }
@@ -145,7 +143,7 @@ void check_each(const ParamSpec& spec, const std::vector<Value>& values, const s
       if (auto err = spec.check(v)) bad(spec, quoted(canonical(v)) + " " + *err);
     }
   }
-  std::map<std::string, std::size_t> seen;   // identity -> first index
+  std::map<std::string, std::size_t> seen;  // identity -> first index
   for (std::size_t i = 0; i < values.size(); ++i) {
     const std::string key = spec.identity ? spec.identity(values[i]) : canonical(values[i]);
     const auto [it, fresh] = seen.emplace(key, i);
@@ -182,14 +180,13 @@ std::vector<Value> parse_values(const ParamSpec& spec, const std::string& text) 
   if (trim(text).empty()) bad(spec, "empty value");
   if (spec.list == ListRole::InsidePoint) return parse_in_point_list(spec, text);
   std::vector<Value> values;
-  std::vector<std::string> spellings;   // how each value was written ("2^4 of 2^2..2^5" in a range)
+  std::vector<std::string> spellings;  // how each value was written ("2^4 of 2^2..2^5" in a range)
   for (const std::string& item : written_items(spec, text, ',')) {
     const auto dots = item.find("..");
     if (dots != std::string::npos && spec.type != ParamType::Text) {
       const std::string lo = trim(item.substr(0, dots)), hi = trim(item.substr(dots + 2));
       std::int64_t a, b;
-      if (!parse_power(lo, a) || !parse_power(hi, b))
-        bad(spec, "range '" + item + "' must have the form 2^a..2^b");
+      if (!parse_power(lo, a) || !parse_power(hi, b)) bad(spec, "range '" + item + "' must have the form 2^a..2^b");
       if (a > b) bad(spec, "range '" + item + "' is reversed (2^a..2^b needs a <= b)");
       for (std::int64_t k = a; k <= b; ++k) {
         values.push_back(power_of_two(spec, k, item));
@@ -222,8 +219,7 @@ std::string Point::describe() const {
   return s;
 }
 
-std::string point_id(const std::string& experiment,
-                     const std::vector<std::pair<std::string, Value>>& values) {
+std::string point_id(const std::string& experiment, const std::vector<std::pair<std::string, Value>>& values) {
   std::map<std::string, std::string> sorted;
   for (const auto& [k, v] : values) sorted[k] = canonical(v);
   std::string text = std::string("schema=") + kSchema + "\nexperiment=" + experiment + "\n";
@@ -239,13 +235,15 @@ std::size_t checked_grid_size(const std::vector<Axis>& axes) {
   for (const Axis& a : axes) {
     exact *= double(a.values.size());
     total = exact <= double(kMaxGridPoints) ? total * a.values.size() : kMaxGridPoints + 1;
-    if (a.values.size() > 1) shape += (shape.empty() ? "" : " x ") + std::to_string(a.values.size()) + " " + a.spec.flag();
+    if (a.values.size() > 1)
+      shape += (shape.empty() ? "" : " x ") + std::to_string(a.values.size()) + " " + a.spec.flag();
   }
   if (total > kMaxGridPoints) {
     char count[32];
     std::snprintf(count, sizeof count, "%.3g", exact);
     throw BadInput("the grid has " + std::string(count) + " points (" + shape + "; allowed: at most " +
-                   std::to_string(kMaxGridPoints) + " points per run, see docs/architecture.md#points-parts-merge-resume)");
+                   std::to_string(kMaxGridPoints) +
+                   " points per run, see docs/architecture.md#points-parts-merge-resume)");
   }
   return total;
 }
@@ -259,8 +257,7 @@ Grid::Grid(std::string experiment, std::vector<Axis> axes, std::vector<ParamSpec
   for (std::size_t i = 0; i < total; ++i) {
     Point p;
     p.index = i;
-    for (std::size_t a = 0; a < axes_.size(); ++a)
-      p.values.emplace_back(axes_[a].spec.name, axes_[a].values[digit[a]]);
+    for (std::size_t a = 0; a < axes_.size(); ++a) p.values.emplace_back(axes_[a].spec.name, axes_[a].values[digit[a]]);
     p.id = point_id(experiment_, p.values);
     for (const ParamSpec& d : derived_) {
       if (d.list != ListRole::Derived || !d.derive)

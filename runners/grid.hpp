@@ -29,7 +29,7 @@ struct Axis {
 // One point of the grid: every parameter (grid or fixed) with one value.
 struct Point {
   std::size_t index = 0;  // position in grid order
-  std::string id;         // 16 hex digits, a hash of experiment, schema and all values
+  std::string id;  // 16 hex digits, a hash of experiment, schema and all values
   std::vector<std::pair<std::string, Value>> values;  // in declared order
 
   const Value& value(const std::string& name) const;  // throws std::out_of_range if absent
@@ -49,7 +49,7 @@ inline constexpr std::size_t kMaxGridPoints = 1'000'000;
 std::size_t checked_grid_size(const std::vector<Axis>& axes);
 
 class Grid {
-public:
+ public:
   // `derived`: the ListRole::Derived parameters, appended to every point's values after its id
   // (they are functions of the set values, so they change neither the id nor the fingerprint).
   Grid(std::string experiment, std::vector<Axis> axes, std::vector<ParamSpec> derived = {});
@@ -63,7 +63,7 @@ public:
   const std::string& config_text() const { return config_text_; }
   const std::string& fingerprint() const { return fingerprint_; }
 
-private:
+ private:
   std::string experiment_;
   std::vector<Axis> axes_;
   std::vector<ParamSpec> derived_;

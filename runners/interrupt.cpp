@@ -8,7 +8,8 @@ namespace sharp::runner {
 namespace {
 
 std::atomic<int> g_signal{0};
-struct sigaction g_old_int {}, g_old_term {};
+struct sigaction g_old_int {
+}, g_old_term{};
 
 extern "C" void on_signal(int sig) {
   if (g_signal.exchange(sig) != 0) {  // the second signal: the default action, now

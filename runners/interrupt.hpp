@@ -8,16 +8,16 @@ namespace sharp::runner {
 
 // Installs the handlers for its lifetime (the previous ones are restored after).
 class InterruptHandlers {
-public:
+ public:
   InterruptHandlers();
   ~InterruptHandlers();
   InterruptHandlers(const InterruptHandlers&) = delete;
   InterruptHandlers& operator=(const InterruptHandlers&) = delete;
 };
 
-bool interrupted();           // a first SIGINT or SIGTERM has arrived
-void request_interrupt();     // the same from inside (MPI: another rank was interrupted)
-int interrupt_signal();       // the signal that arrived, 0 if none
+bool interrupted();  // a first SIGINT or SIGTERM has arrived
+void request_interrupt();  // the same from inside (MPI: another rank was interrupted)
+int interrupt_signal();  // the signal that arrived, 0 if none
 
 // Thrown by a point that stops for an interrupt after saving its checkpoint.
 struct PointInterrupted {};

@@ -22,15 +22,15 @@ struct Column {
   std::vector<std::int64_t> ints;
   std::vector<std::string> texts;
   std::vector<std::size_t> value_of_row;
-  std::vector<std::size_t> first_row;   // [distinct values] the row where each appears first
-  std::size_t changes = 0;              // rows whose value differs from the previous row's
+  std::vector<std::size_t> first_row;  // [distinct values] the row where each appears first
+  std::size_t changes = 0;  // rows whose value differs from the previous row's
 };
 
 Column read_column(const h5::Group& params, const std::string& name) {
   Column c;
   c.name = name;
   c.kind = params.dataset_kind(name);
-  std::vector<std::string> keys;   // equality of values, exact (reals by their bits)
+  std::vector<std::string> keys;  // equality of values, exact (reals by their bits)
   if (c.kind == h5::Group::Kind::String) {
     c.texts = params.read_strings(name);
     keys = c.texts;
@@ -63,8 +63,10 @@ void write_values(h5::Group& root, const std::string& name, const Column& c, con
   if (c.kind == h5::Group::Kind::String) {
     std::vector<std::string> v;
     for (std::size_t r : rows) v.push_back(c.texts[r]);
-    if (scalar) root.write_string(name, v[0]);
-    else root.write_strings(name, v);
+    if (scalar)
+      root.write_string(name, v[0]);
+    else
+      root.write_strings(name, v);
   } else if (c.kind == h5::Group::Kind::Integer) {
     std::vector<std::int64_t> v;
     for (std::size_t r : rows) v.push_back(c.ints[r]);
@@ -130,7 +132,7 @@ void attach(h5::Group& root, const std::string& variable, const std::vector<std:
 struct ViewArray {
   std::string name, variable;
   const OutputSpec* spec = nullptr;
-  std::vector<std::vector<std::size_t>> shape_of_row;   // empty vector + !present: absent at that row
+  std::vector<std::vector<std::size_t>> shape_of_row;  // empty vector + !present: absent at that row
   std::vector<bool> present;
   std::vector<std::string> dimensions;
   bool integer = false;
@@ -161,7 +163,7 @@ void write_copy(h5::Group& root, const ViewArray& a, const std::vector<std::stri
     std::size_t base = 0;
     const std::vector<std::size_t> at = position(r);
     for (std::size_t k = 0; k < lead_rank; ++k) base += at[k] * stride[k];
-    std::vector<std::size_t> index(own.size(), 0);   // row-major walk over the block
+    std::vector<std::size_t> index(own.size(), 0);  // row-major walk over the block
     for (const T& v : block) {
       std::size_t offset = base;
       for (std::size_t k = 0; k < own.size(); ++k) offset += index[k] * stride[lead_rank + k];
@@ -233,8 +235,10 @@ void write_labelled_view(h5::Group& root, const std::vector<OutputSpec>& outputs
   for (const Column& c : columns) {
     if (std::find(axes.begin(), axes.end(), &c) != axes.end()) continue;
     coordinates += " " + c.name;
-    if (axes.empty()) whole_column(c.name, "/points/params/" + c.name);
-    else write_values(root, c.name, c, {0}, true);   // one value on the whole grid
+    if (axes.empty())
+      whole_column(c.name, "/points/params/" + c.name);
+    else
+      write_values(root, c.name, c, {0}, true);  // one value on the whole grid
   }
   whole_column("id", "/points/id");
 
@@ -286,10 +290,11 @@ void write_labelled_view(h5::Group& root, const std::vector<OutputSpec>& outputs
     taken.insert(a.variable);
     a.spec = declaration(outputs, OutputKind::Array, a.name);
     for (std::size_t k = 0; k < rank; ++k) {
-      const bool sized_by_parameter = a.spec != nullptr && a.spec->shape.size() == rank &&
-                                      std::any_of(columns.begin(), columns.end(),
-                                                  [&](const Column& c) { return c.name == a.spec->shape[k]; });
-      a.dimensions.push_back(sized_by_parameter ? a.spec->shape[k] + "_index" : a.variable + "_dim" + std::to_string(k));
+      const bool sized_by_parameter =
+          a.spec != nullptr && a.spec->shape.size() == rank &&
+          std::any_of(columns.begin(), columns.end(), [&](const Column& c) { return c.name == a.spec->shape[k]; });
+      a.dimensions.push_back(sized_by_parameter ? a.spec->shape[k] + "_index"
+                                                : a.variable + "_dim" + std::to_string(k));
       std::size_t& length = dimension_length[a.dimensions.back()];
       for (std::size_t r = 0; r < P; ++r)
         if (a.present[r]) length = std::max(length, a.shape_of_row[r][k]);
@@ -316,10 +321,14 @@ void write_labelled_view(h5::Group& root, const std::vector<OutputSpec>& outputs
       sources.push_back({"/arrays/" + ids[r] + "/" + name, offset, count});
     }
     const std::string copy = copied_type(root, a, ids);
-    if (copy == "f8") write_copy<double>(root, a, ids, shape, lead.size(), position, h5::kMissingReal);
-    else if (copy == "f4") write_copy<float>(root, a, ids, shape, lead.size(), position, float(h5::kMissingReal));
-    else if (copy == "i8") write_copy<std::int64_t>(root, a, ids, shape, lead.size(), position, h5::kMissingInteger);
-    else root.write_virtual(a.variable, shape, sources);
+    if (copy == "f8")
+      write_copy<double>(root, a, ids, shape, lead.size(), position, h5::kMissingReal);
+    else if (copy == "f4")
+      write_copy<float>(root, a, ids, shape, lead.size(), position, float(h5::kMissingReal));
+    else if (copy == "i8")
+      write_copy<std::int64_t>(root, a, ids, shape, lead.size(), position, h5::kMissingInteger);
+    else
+      root.write_virtual(a.variable, shape, sources);
     std::vector<std::string> dimensions = lead;
     dimensions.insert(dimensions.end(), a.dimensions.begin(), a.dimensions.end());
     attach(root, a.variable, dimensions);

@@ -24,7 +24,9 @@
 
 #include "runners/output_spec.hpp"
 
-namespace sharp::h5 { class Group; }
+namespace sharp::h5 {
+class Group;
+}
 
 namespace sharp::runner {
 

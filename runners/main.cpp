@@ -34,7 +34,7 @@ int run_main(const Experiment& experiment, int argc, char** argv) {
         return kBadInput;
       }
     }
-    active_simd_isa();   // a bad SHARP_SIMD is bad input, before anything runs (core/simd_isa.hpp)
+    active_simd_isa();  // a bad SHARP_SIMD is bad input, before anything runs (core/simd_isa.hpp)
     const Invocation inv = parse_command_line(experiment, argc, argv);
     if (inv.help) {
       if (speaker) std::fputs(inv.help_text.c_str(), stdout);

@@ -89,13 +89,18 @@ void merge_points(const Experiment& experiment, const Grid& grid, const RunOptio
       Column& col = it->second;
       if (fresh) {
         col.integer = std::holds_alternative<std::int64_t>(v);
-        if (col.integer) col.ints.assign(P, 0); else col.reals.assign(P, 0.0);
+        if (col.integer)
+          col.ints.assign(P, 0);
+        else
+          col.reals.assign(P, 0.0);
         if (i != 0) throw std::runtime_error("metric '" + name + "' is missing from point " + grid.points()[0].id);
       }
       if (col.integer != std::holds_alternative<std::int64_t>(v))
         throw std::runtime_error("metric '" + name + "' changes type at point " + point.id);
-      if (col.integer) col.ints[i] = std::get<std::int64_t>(v);
-      else col.reals[i] = std::get<double>(v);
+      if (col.integer)
+        col.ints[i] = std::get<std::int64_t>(v);
+      else
+        col.reals[i] = std::get<double>(v);
     }
     if (record.metrics.size() != columns.size())
       throw std::runtime_error("point " + point.id + " reports other metrics than point " + grid.points()[0].id);
@@ -131,8 +136,10 @@ void merge_points(const Experiment& experiment, const Grid& grid, const RunOptio
   for (const Axis& axis : grid.axes()) write_param_column(params, axis.spec, grid);
   for (const ParamSpec& spec : grid.derived()) write_param_column(params, spec, grid);
   for (const auto& [name, col] : columns) {
-    if (col.integer) points.write(name, col.ints);
-    else points.write(name, col.reals);
+    if (col.integer)
+      points.write(name, col.ints);
+    else
+      points.write(name, col.reals);
   }
   h5::Group timing = root.create_group("timing");
   timing.write("wall_seconds", wall);
@@ -165,8 +172,8 @@ std::optional<std::string> complete_result_fingerprint(const std::string& path, 
   const std::string exp = root.has_attr("experiment") ? root.attr_string("experiment") : "?";
   if (schema == "?" || exp == "?") return std::nullopt;  // not a sharp result: the caller refuses it
   if (schema != kSchema || exp != experiment)
-    throw BadInput("--out: '" + path + "' is a result of experiment '" + exp + "' (schema " + schema +
-                   "), not of '" + experiment + "'; choose another --out");
+    throw BadInput("--out: '" + path + "' is a result of experiment '" + exp + "' (schema " + schema + "), not of '" +
+                   experiment + "'; choose another --out");
   return root.attr_string("fingerprint");
 }
 

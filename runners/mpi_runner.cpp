@@ -23,23 +23,23 @@ namespace {
 
 // Messages between workers and the dealer (rank 0).
 enum Tag : int {
-  kTagReady = 1,    // worker -> dealer: int = grid index of the point just finished, or -1 at start
-  kTagFailed = 2,   // worker -> dealer: char[] = what failed
-  kTagAssign = 3,   // dealer -> worker: int = grid index of the next point, or -1 = stop
+  kTagReady = 1,  // worker -> dealer: int = grid index of the point just finished, or -1 at start
+  kTagFailed = 2,  // worker -> dealer: char[] = what failed
+  kTagAssign = 3,  // dealer -> worker: int = grid index of the next point, or -1 = stop
   kTagInterrupted = 4,  // worker -> dealer: as kTagReady, and the worker got SIGINT/SIGTERM: all stop
-  kTagStop = 5,     // dealer -> worker: int (unused) = the run is interrupted; stop the current point
+  kTagStop = 5,  // dealer -> worker: int (unused) = the run is interrupted; stop the current point
 };
 
 // The shared queue of rank 0: the dealer thread and rank 0's own loop both take from it.
 class Queue {
-public:
+ public:
   explicit Queue(const std::vector<const Point*>& todo) : todo_(todo) {}
   const Point* next() {
     const std::size_t i = next_.fetch_add(1);
     return i < todo_.size() ? todo_[i] : nullptr;
   }
 
-private:
+ private:
   const std::vector<const Point*>& todo_;
   std::atomic<std::size_t> next_{0};
 };
@@ -68,9 +68,8 @@ struct Rank0Failure {
 // waits at the end report it, so that rank 0 stops too. It is the only thread making MPI calls
 // while it runs (MPI_THREAD_SERIALIZED), and it polls with short sleeps so that it does not take a
 // core from rank 0's own points.
-void deal(const Experiment& experiment, const Grid& grid, Queue& queue, Progress& progress,
-          const MpiSession& mpi, const Rank0Failure& rank0, const std::atomic<bool>& rank0_done,
-          std::atomic<std::size_t>& finished_now) {
+void deal(const Experiment& experiment, const Grid& grid, Queue& queue, Progress& progress, const MpiSession& mpi,
+          const Rank0Failure& rank0, const std::atomic<bool>& rank0_done, std::atomic<std::size_t>& finished_now) {
   bool stop_sent = false;
   std::vector<bool> released(mpi.size(), false);  // told -1: that rank has left its loop
   auto workers_working = [&] { return std::count(released.begin() + 1, released.end(), false) > 0; };
@@ -134,8 +133,8 @@ void receive_stop_if_sent() {
 
 // Runs one point on a thread of its own while this (the only MPI-calling) thread listens for the
 // dealer's stop message; rethrows what the point threw.
-void execute_point_listening(const Experiment& experiment, const Grid& grid, const Point& p,
-                             const RunOptions& options, const std::string& parts_dir) {
+void execute_point_listening(const Experiment& experiment, const Grid& grid, const Point& p, const RunOptions& options,
+                             const std::string& parts_dir) {
   std::atomic<bool> done{false};
   std::exception_ptr error;
   std::thread point([&] {

@@ -6,7 +6,7 @@
 namespace sharp::runner {
 
 class MpiSession {
-public:
+ public:
   // Initialises MPI (MPI_THREAD_SERIALIZED: rank 0's dealer thread makes the MPI calls while the
   // main thread computes) when the environment shows a launcher; otherwise does nothing.
   MpiSession(int* argc, char*** argv);
@@ -24,7 +24,7 @@ public:
   // Ends every rank of the job at once (a failure on one rank must not leave others hanging).
   [[noreturn]] void abort(int status) const;
 
-private:
+ private:
   bool active_ = false;
   int rank_ = 0, size_ = 1;
 };

@@ -3,8 +3,8 @@
 #include <omp.h>
 #include <unistd.h>
 
-#include <boost/program_options.hpp>
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -20,8 +20,8 @@ namespace fs = std::filesystem;
 namespace sharp::runner {
 namespace {
 
-constexpr int kMaxShards = 100'000;            // more shards than that is a typo, not a cluster job
-constexpr std::size_t kMaxOutputName = 200;    // bytes of --out's file name (255 with every suffix)
+constexpr int kMaxShards = 100'000;  // more shards than that is a typo, not a cluster job
+constexpr std::size_t kMaxOutputName = 200;  // bytes of --out's file name (255 with every suffix)
 
 ParamSpec seed_param() {
   ParamSpec p = integer_param("seed", "1", "base seed(s); a list is a grid axis (replicates)", 0);
@@ -50,8 +50,10 @@ std::string make_help(const Experiment& e, const std::vector<ParamSpec>& params)
     << "at most " << kMaxGridPoints << " points):\n";
   auto row = [&](const std::string& flag, const std::string& text) {
     std::string left = "  " + flag;
-    if (left.size() < 24) left.append(24 - left.size(), ' ');
-    else left.append(1, '\n').append(24, ' ');
+    if (left.size() < 24)
+      left.append(24 - left.size(), ' ');
+    else
+      left.append(1, '\n').append(24, ' ');
     h << left << wrap(text, 24, 78) << "\n";
   };
   for (const ParamSpec& p : params) {
@@ -82,22 +84,29 @@ std::string make_help(const Experiment& e, const std::vector<ParamSpec>& params)
     }
   }
   h << "\nOptions:\n";
-  row("--config FILE", "read parameters and options from a config file ('n = 2^4..2^10', one per line; '#' starts a comment at the start of a line or after a blank; flags on the command line win)");
-  row("--out PATH.h5", "merged result file [default results/" + e.name() + ".h5]; finished points go to PATH.h5.parts/");
+  row("--config FILE",
+      "read parameters and options from a config file ('n = 2^4..2^10', one per line; '#' starts a comment at the start of a line or after a blank; flags on the command line win)");
+  row("--out PATH.h5",
+      "merged result file [default results/" + e.name() + ".h5]; finished points go to PATH.h5.parts/");
   row("--threads N", "OpenMP threads of this process [default: all cores]; never changes the data");
-  row("--shard I/N", "run shard I of N (I from 0, N at most " + std::to_string(kMaxShards) + "; for Slurm arrays) and never merge");
-  row("--only NAME=VALUES", "run only the grid's points whose parameter NAME takes one of VALUES (e.g. --only "
+  row("--shard I/N",
+      "run shard I of N (I from 0, N at most " + std::to_string(kMaxShards) + "; for Slurm arrays) and never merge");
+  row("--only NAME=VALUES",
+      "run only the grid's points whose parameter NAME takes one of VALUES (e.g. --only "
       "seed=1 for a pilot), into PATH.h5.parts/, and never merge PATH.h5: a later run without --only resumes them");
-  row("--only-out FILE.h5", "with --only: also merge those points, once all are complete, into a result file of "
+  row("--only-out FILE.h5",
+      "with --only: also merge those points, once all are complete, into a result file of "
       "their own (their sub-grid), e.g. a pilot's models for another experiment to read");
   row("--merge-only", "merge finished point files into PATH.h5 and stop");
   row("--status", "list complete and missing points and stop (exit 0 only when all are complete)");
   row("--dry-run", "print the expanded grid and stop");
   row("--quiet", "no progress output");
   row("--keep-parts", "keep PATH.h5.parts/ after a successful merge");
-  row("--overwrite", "replace PATH.h5 even when it holds another configuration or is no sharp result, and clear "
+  row("--overwrite",
+      "replace PATH.h5 even when it holds another configuration or is no sharp result, and clear "
       "leftover point files of another configuration");
-  row("--break-lock", "take the lock PATH.h5.lock (or a shard's) even when it names a run on another host; only "
+  row("--break-lock",
+      "take the lock PATH.h5.lock (or a shard's) even when it names a run on another host; only "
       "when that run is gone (a holder alive on this host is never broken; docs/architecture.md#locking)");
   row("--checkpoint-every S", "seconds between checkpoints of long points [default 600]");
   row("--describe", "print the parameters and declared outputs as JSON and stop");
@@ -122,8 +131,8 @@ Shard parse_shard(const std::string& s) {
   if (slash == std::string::npos) bad();
   auto r1 = std::from_chars(s.data(), s.data() + slash, sh.index);
   auto r2 = std::from_chars(s.data() + slash + 1, s.data() + s.size(), sh.count);
-  if (r1.ec != std::errc() || r1.ptr != s.data() + slash || r2.ec != std::errc() ||
-      r2.ptr != s.data() + s.size() || sh.count < 1 || sh.index < 0 || sh.index >= sh.count)
+  if (r1.ec != std::errc() || r1.ptr != s.data() + slash || r2.ec != std::errc() || r2.ptr != s.data() + s.size() ||
+      sh.count < 1 || sh.index < 0 || sh.index >= sh.count)
     bad();
   if (sh.count > kMaxShards)
     throw BadInput("--shard: " + s + " has more shards than the maximum " + std::to_string(kMaxShards));
@@ -196,8 +205,7 @@ std::string read_config_text(const std::string& file) {
   const std::string what = "--config: cannot read '" + file + "'";
   std::error_code ec;
   const fs::file_status st = fs::status(file, ec);
-  if (ec || !fs::exists(st))
-    throw BadInput(what + " (allowed: a readable config file, 'key = value' per line)");
+  if (ec || !fs::exists(st)) throw BadInput(what + " (allowed: a readable config file, 'key = value' per line)");
   if (!fs::is_regular_file(st) && st.type() != fs::file_type::fifo)
     throw BadInput("--config: '" + file + "' is not a regular file (allowed: a text file, 'key = value' per line)");
   std::ifstream in(file, std::ios::binary);
@@ -207,7 +215,8 @@ std::string read_config_text(const std::string& file) {
   in.read(text.data(), std::streamsize(text.size()));
   if (in.bad()) throw BadInput(what);
   text.resize(std::size_t(in.gcount()));
-  if (text.size() > kMaxConfigBytes) throw BadInput("--config: '" + file + "' is larger than 1 MiB (allowed: a text file)");
+  if (text.size() > kMaxConfigBytes)
+    throw BadInput("--config: '" + file + "' is larger than 1 MiB (allowed: a text file)");
   std::size_t line = 1;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(text[i]);
@@ -234,18 +243,19 @@ std::optional<std::string> scale_line(const std::string& line, const std::string
   if (!std::regex_match(line, m, pattern)) return std::nullopt;
   const std::string scale = m[1].str();
   if (scale != "quick" && scale != "paper" && scale != "cluster")
-    throw BadInput(where + ": scale '" + scale + "' (allowed: '# scale: quick', '# scale: paper' or '# scale: cluster')");
+    throw BadInput(where + ": scale '" + scale +
+                   "' (allowed: '# scale: quick', '# scale: paper' or '# scale: cluster')");
   return scale;
 }
 
-po::parsed_options read_config_file(const std::string& file, const po::options_description& desc,
-                                    std::string& scale) {
+po::parsed_options read_config_file(const std::string& file, const po::options_description& desc, std::string& scale) {
   std::istringstream in(read_config_text(file));
   po::parsed_options parsed(&desc);
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     if (auto s = scale_line(line, "--config " + file + " line " + std::to_string(number))) {
-      if (!scale.empty()) throw BadInput("--config " + file + " line " + std::to_string(number) + ": a second '# scale:' line");
+      if (!scale.empty())
+        throw BadInput("--config " + file + " line " + std::to_string(number) + ": a second '# scale:' line");
       scale = *s;
       continue;
     }
@@ -278,8 +288,9 @@ std::string shell_quote_command(int argc, const char* const* argv) {
   std::string s;
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
-    bool plain = !a.empty() && a.find_first_not_of(
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,^+@%") == std::string::npos;
+    bool plain = !a.empty() &&
+                 a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,^+@%") ==
+                     std::string::npos;
     if (!plain) {
       std::string q = "'";
       for (char c : a) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
@@ -299,21 +310,24 @@ Invocation parse_command_line(const Experiment& experiment, int argc, const char
     if (p.list != ListRole::Derived) desc.add_options()(option_name(p).c_str(), po::value<std::string>());
   desc.add_options()("config", po::value<std::string>())("out", po::value<std::string>())(
       "threads", po::value<std::string>())("shard", po::value<std::string>())("only", po::value<std::string>())(
-      "only-out", po::value<std::string>())(
-      "checkpoint-every", po::value<std::string>())("merge-only", po::bool_switch())(
-      "status", po::bool_switch())("dry-run", po::bool_switch())("quiet", po::bool_switch())(
-      "keep-parts", po::bool_switch())("overwrite", po::bool_switch())("break-lock", po::bool_switch())(
-      "help,h", po::bool_switch())("describe", po::bool_switch());
+      "only-out", po::value<std::string>())("checkpoint-every", po::value<std::string>())(
+      "merge-only", po::bool_switch())("status", po::bool_switch())("dry-run", po::bool_switch())(
+      "quiet", po::bool_switch())("keep-parts", po::bool_switch())("overwrite", po::bool_switch())(
+      "break-lock", po::bool_switch())("help,h", po::bool_switch())("describe", po::bool_switch());
 
   Invocation inv;
   po::variables_map vm;
   std::string scale;  // from the config file's "# scale:" line, if any
   try {
-    const po::parsed_options parsed = po::command_line_parser(argc, argv).options(desc).style(
-        po::command_line_style::unix_style & ~po::command_line_style::allow_guessing).run();
+    const po::parsed_options parsed =
+        po::command_line_parser(argc, argv)
+            .options(desc)
+            .style(po::command_line_style::unix_style & ~po::command_line_style::allow_guessing)
+            .run();
     refuse_stray_words(parsed, experiment.name());
     po::store(parsed, vm);
-    if (vm.count("config")) po::store(read_config_file(vm["config"].as<std::string>(), desc, scale), vm);  // command line wins
+    if (vm.count("config"))
+      po::store(read_config_file(vm["config"].as<std::string>(), desc, scale), vm);  // command line wins
   } catch (const po::unknown_option& e) {
     throw BadInput("unknown flag '" + e.get_option_name() + "' (see sharp-" + experiment.name() + " --help)");
   } catch (const po::error& e) {
@@ -348,8 +362,7 @@ Invocation parse_command_line(const Experiment& experiment, int argc, const char
   if (!scale.empty()) o.scale = scale;
   if (int(o.merge_only) + int(o.status) + int(o.dry_run) > 1)
     throw BadInput("--merge-only, --status and --dry-run exclude each other (allowed: at most one)");
-  if (o.shard && o.merge_only)
-    throw BadInput("--shard and --merge-only exclude each other (a shard never merges)");
+  if (o.shard && o.merge_only) throw BadInput("--shard and --merge-only exclude each other (a shard never merges)");
   if (vm.count("only") && (o.shard || o.merge_only))
     throw BadInput("--only excludes --shard and --merge-only (it runs some points and never merges --out)");
   if (vm.count("only-out") && !vm.count("only")) throw BadInput("--only-out needs --only (the points it merges)");
@@ -378,7 +391,7 @@ Invocation parse_command_line(const Experiment& experiment, int argc, const char
       throw BadInput("--only-out: '" + o.only_out + "' is --out itself (allowed: a file of its own)");
     if (!o.dry_run) check_output_path(o.only_out, !o.status, "--only-out");
   }
-  if (!o.dry_run) check_output_path(o.out, !o.status);   // --status reads: a read-only location will do
+  if (!o.dry_run) check_output_path(o.out, !o.status);  // --status reads: a read-only location will do
   inv.grid.emplace(std::move(grid));
   return inv;
 }

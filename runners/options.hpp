@@ -15,28 +15,28 @@ struct Shard {
 };
 
 struct RunOptions {
-  std::string out;                 // merged result file PATH.h5; parts go to PATH.h5.parts/
-  int threads = 1;                 // OpenMP threads of this process
-  std::optional<Shard> shard;      // run only shard I of N and never merge
-  std::optional<PointFilter> only; // run only these points and never merge into `out`
-  std::string only_out;            // with `only`: merge those points into this file of their own
+  std::string out;  // merged result file PATH.h5; parts go to PATH.h5.parts/
+  int threads = 1;  // OpenMP threads of this process
+  std::optional<Shard> shard;  // run only shard I of N and never merge
+  std::optional<PointFilter> only;  // run only these points and never merge into `out`
+  std::string only_out;  // with `only`: merge those points into this file of their own
   bool merge_only = false;
   bool status = false;
   bool dry_run = false;
   bool quiet = false;
-  bool keep_parts = false;         // keep PATH.h5.parts/ after a successful merge
-  bool overwrite = false;          // replace a PATH.h5 that holds another configuration
-  bool break_lock = false;         // take the output's lock even from a holder on another host
-  double checkpoint_every = 600;   // seconds between checkpoints of long points
-  std::string command_line;        // argv, shell-quoted, for provenance
-  std::string scale = "custom";    // "quick" / "paper" from a config line '# scale: ...'; root attribute
+  bool keep_parts = false;  // keep PATH.h5.parts/ after a successful merge
+  bool overwrite = false;  // replace a PATH.h5 that holds another configuration
+  bool break_lock = false;  // take the output's lock even from a holder on another host
+  double checkpoint_every = 600;  // seconds between checkpoints of long points
+  std::string command_line;  // argv, shell-quoted, for provenance
+  std::string scale = "custom";  // "quick" / "paper" from a config line '# scale: ...'; root attribute
 };
 
 struct Invocation {
-  bool help = false;               // --help or --describe: print help_text and stop
+  bool help = false;  // --help or --describe: print help_text and stop
   std::string help_text;
   RunOptions options;
-  std::optional<Grid> grid;        // absent when help
+  std::optional<Grid> grid;  // absent when help
 };
 
 // Parses argv (and --config FILE) against the experiment's parameters and the shared flags; checks

@@ -38,10 +38,14 @@ LockHolder parse_holder(const std::string& text) {
     const auto eq = line.find('=');
     if (eq == std::string::npos) continue;
     const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
-    if (key == "pid") h.pid = std::strtol(value.c_str(), nullptr, 10);
-    else if (key == "host") h.host = value;
-    else if (key == "started") h.started = value;
-    else if (key == "command") h.command = value;
+    if (key == "pid")
+      h.pid = std::strtol(value.c_str(), nullptr, 10);
+    else if (key == "host")
+      h.host = value;
+    else if (key == "started")
+      h.started = value;
+    else if (key == "command")
+      h.command = value;
   }
   return h;
 }
@@ -70,7 +74,8 @@ int open_lock_file(const std::string& path) {
     std::error_code ec;
     const std::string target = std::filesystem::read_symlink(path, ec).string();
     throw BadInput("the lock file " + path + " is a symbolic link" + (ec ? "" : " to " + target) +
-                   "; a run writes its lock only into a file of its own: remove the link (rm " + path + "), then rerun");
+                   "; a run writes its lock only into a file of its own: remove the link (rm " + path +
+                   "), then rerun");
   }
   if (fd < 0) throw BadInput("cannot create the lock file " + path + ": " + std::strerror(errno));
   struct stat st {};
@@ -83,7 +88,8 @@ int open_lock_file(const std::string& path) {
 
 // The file at `path` is still the one `fd` has open (not unlinked and replaced by a releaser).
 bool same_file(int fd, const std::string& path) {
-  struct stat a {}, b {};
+  struct stat a {
+  }, b{};
   return ::fstat(fd, &a) == 0 && ::stat(path.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
@@ -91,13 +97,16 @@ bool same_file(int fd, const std::string& path) {
   if (h.host.empty())
     throw BadInput(what + " is in use by another run (lock " + path + "); wait for it to finish, then rerun");
   if (h.host != this_host())
-    throw BadInput(what + " is in use by " + h.describe() + " (lock " + path + "); if that run is gone (its node "
+    throw BadInput(what + " is in use by " + h.describe() + " (lock " + path +
+                   "); if that run is gone (its node "
                    "died), rerun with --break-lock");
   if (break_lock && alive_on_this_host(h))
-    throw BadInput(what + " is in use by " + h.describe() + " (lock " + path + "), which is alive on this host: "
+    throw BadInput(what + " is in use by " + h.describe() + " (lock " + path +
+                   "), which is alive on this host: "
                    "--break-lock takes only the lock of a run that is gone; wait for it or stop it (kill " +
                    std::to_string(h.pid) + "), then rerun the same command to resume");
-  throw BadInput(what + " is in use by " + h.describe() + " (lock " + path + "); wait for it or stop it, then "
+  throw BadInput(what + " is in use by " + h.describe() + " (lock " + path +
+                 "); wait for it or stop it, then "
                  "rerun the same command to resume");
 }
 
@@ -120,8 +129,7 @@ std::string lock_path(const std::string& out, std::optional<std::pair<int, int>>
   return out + ".shard-" + std::to_string(shard->first) + "-of-" + std::to_string(shard->second) + ".lock";
 }
 
-OutputLock::OutputLock(const std::string& path, const std::string& what, const std::string& command,
-                       bool break_lock)
+OutputLock::OutputLock(const std::string& path, const std::string& what, const std::string& command, bool break_lock)
     : path_(path) {
   const std::string mine = holder_text(command);
   for (int attempt = 0; attempt < 20; ++attempt) {
@@ -200,7 +208,8 @@ std::vector<std::string> running_shards(const std::string& out) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(p.parent_path(), ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) != 0 || name.size() < prefix.size() + 5 || name.substr(name.size() - 5) != ".lock") continue;
+    if (name.rfind(prefix, 0) != 0 || name.size() < prefix.size() + 5 || name.substr(name.size() - 5) != ".lock")
+      continue;
     LockHolder holder;
     if (lock_is_held(entry.path().string(), &holder))
       running.push_back(name.substr(prefix.size(), name.size() - prefix.size() - 5) + " (" + holder.describe() + ")");

@@ -25,7 +25,7 @@ struct LockHolder {
 std::string lock_path(const std::string& out, std::optional<std::pair<int, int>> shard);
 
 class OutputLock {
-public:
+ public:
   // Takes the lock or throws BadInput naming the holder and what to do. `what` names the run in
   // messages ("--out results/b.h5"); `break_lock` replaces a lock file held by anyone but a live
   // process of this host.
@@ -36,7 +36,7 @@ public:
 
   const std::string& path() const { return path_; }
 
-private:
+ private:
   std::string path_;
   int fd_ = -1;
   bool flock_works_ = true;

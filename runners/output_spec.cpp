@@ -6,8 +6,8 @@
 namespace sharp::runner {
 namespace {
 
-OutputSpec make(std::string name, OutputKind kind, OutputType type, std::vector<std::string> shape,
-                std::string unit, std::string meaning) {
+OutputSpec make(std::string name, OutputKind kind, OutputType type, std::vector<std::string> shape, std::string unit,
+                std::string meaning) {
   OutputSpec o;
   o.name = std::move(name);
   o.kind = kind;
@@ -20,12 +20,14 @@ OutputSpec make(std::string name, OutputKind kind, OutputType type, std::vector<
 
 std::string shape_text(const std::vector<long long>& shape) {
   std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + (shape[i] < 0 ? std::string("*") : std::to_string(shape[i]));
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + (shape[i] < 0 ? std::string("*") : std::to_string(shape[i]));
   return s + "]";
 }
 
 std::string kind_text(OutputKind kind, OutputType type) {
-  return std::string(type == OutputType::Real ? "real" : "integer") + (kind == OutputKind::Metric ? " metric" : " array");
+  return std::string(type == OutputType::Real ? "real" : "integer") +
+         (kind == OutputKind::Metric ? " metric" : " array");
 }
 
 std::string a_kind(OutputKind kind, bool integer) {
@@ -86,11 +88,13 @@ void check_declarations(const std::string& experiment, const std::vector<OutputS
       const ParamSpec* p = param(ph);
       if (ph.empty()) fail("output '" + s.name + "' with a malformed placeholder");
       if (!s.items && !(p && p->list == ListRole::InsidePoint))
-        fail("output '" + s.name + "' whose placeholder <" + ph + "> is neither an in-point list parameter nor given items");
+        fail("output '" + s.name + "' whose placeholder <" + ph +
+             "> is neither an in-point list parameter nor given items");
       // An in-point list has one value for the whole grid, so every point gets the same /points
       // columns; items computed per point could differ, and the merge would refuse the file.
       if (s.kind == OutputKind::Metric && !(p && p->list == ListRole::InsidePoint))
-        fail("metric '" + s.name + "' over <" + ph + ">, which is not an in-point list parameter "
+        fail("metric '" + s.name + "' over <" + ph +
+             ">, which is not an in-point list parameter "
              "(/points columns must be the same in every point; put per-point detail in an array)");
     }
     if (s.kind == OutputKind::Metric && !s.shape.empty()) fail("metric '" + s.name + "' with a shape");
@@ -115,9 +119,12 @@ std::vector<ExpectedOutput> expected_outputs(const std::vector<OutputSpec>& spec
     e.any_rank = s.kind == OutputKind::Array && any_rank(s);
     if (s.kind == OutputKind::Array && !e.any_rank)
       for (const std::string& d : s.shape) {
-        if (d == "*") e.shape.push_back(-1);
-        else if (d.find_first_not_of("0123456789") == std::string::npos) e.shape.push_back(std::atoll(d.c_str()));
-        else e.shape.push_back(point.integer(d));
+        if (d == "*")
+          e.shape.push_back(-1);
+        else if (d.find_first_not_of("0123456789") == std::string::npos)
+          e.shape.push_back(std::atoll(d.c_str()));
+        else
+          e.shape.push_back(point.integer(d));
       }
     if (!s.is_template()) {
       e.name = s.name;
@@ -161,11 +168,12 @@ void check_record(const std::string& experiment, const std::vector<OutputSpec>& 
       throw std::runtime_error(who + e.name + "' is " + a_kind(OutputKind::Array, integer) + declared);
     std::size_t elements = 1;
     for (std::size_t d : a.shape) elements *= d;
-    const std::size_t stored = integer ? std::get<std::vector<std::int64_t>>(a.data).size()
-                                       : std::get<std::vector<double>>(a.data).size();
+    const std::size_t stored =
+        integer ? std::get<std::vector<std::int64_t>>(a.data).size() : std::get<std::vector<double>>(a.data).size();
     std::vector<long long> got(a.shape.begin(), a.shape.end());
     if (elements != stored)
-      throw std::runtime_error(who + e.name + "' holds " + std::to_string(stored) + " values for shape " + shape_text(got));
+      throw std::runtime_error(who + e.name + "' holds " + std::to_string(stored) + " values for shape " +
+                               shape_text(got));
     if (e.any_rank) continue;
     bool match = got.size() == e.shape.size();
     for (std::size_t d = 0; match && d < got.size(); ++d) match = e.shape[d] < 0 || e.shape[d] == got[d];

@@ -29,7 +29,7 @@ struct OutputSpec {
   // Arrays only, one entry per dimension: a literal ("5"), an integer parameter's name ("trials"),
   // or "*" (any length). A single "..." allows any number of dimensions of any length.
   std::vector<std::string> shape;
-  std::string unit;     // "" for a pure number; e.g. "nats", "steps", "1 (fraction)"
+  std::string unit;  // "" for a pure number; e.g. "nats", "steps", "1 (fraction)"
   std::string meaning;  // one line
   // The placeholder's items for a point (e.g. the tensors of the model a point trains).
   std::function<std::vector<std::string>(const Point&)> items;

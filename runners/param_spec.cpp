@@ -28,8 +28,7 @@ namespace {
 
 // A maximum as people write it: 2^30 rather than 1073741824.
 std::string maximum_text(const Value& v) {
-  if (const auto* i = std::get_if<std::int64_t>(&v); i && *i >= 1024 && std::has_single_bit(std::uint64_t(*i)))
-  {
+  if (const auto* i = std::get_if<std::int64_t>(&v); i && *i >= 1024 && std::has_single_bit(std::uint64_t(*i))) {
     std::string power = "2^";
     power += std::to_string(std::countr_zero(std::uint64_t(*i)));
     return power;
@@ -60,8 +59,7 @@ ParamSpec ParamSpec::at_most(Value maximum) const {
   return p;
 }
 
-ParamSpec integer_param(std::string name, std::string default_value, std::string help,
-                        std::int64_t minimum) {
+ParamSpec integer_param(std::string name, std::string default_value, std::string help, std::int64_t minimum) {
   ParamSpec p = base_param(std::move(name), ParamType::Integer, std::move(default_value), std::move(help));
   p.allowed = "integers >= " + std::to_string(minimum);
   p.check = [minimum](const Value& v) -> std::optional<std::string> {
@@ -78,8 +76,7 @@ ParamSpec real_param(std::string name, std::string default_value, std::string he
   return p;
 }
 
-ParamSpec real_param_above(std::string name, std::string default_value, std::string help,
-                           double exclusive_minimum) {
+ParamSpec real_param_above(std::string name, std::string default_value, std::string help, double exclusive_minimum) {
   ParamSpec p = real_param(std::move(name), std::move(default_value), std::move(help));
   p.allowed = "reals > " + canonical(exclusive_minimum);
   p.check = [exclusive_minimum](const Value& v) -> std::optional<std::string> {
@@ -89,8 +86,7 @@ ParamSpec real_param_above(std::string name, std::string default_value, std::str
   return p;
 }
 
-ParamSpec real_param_at_least(std::string name, std::string default_value, std::string help,
-                              double minimum) {
+ParamSpec real_param_at_least(std::string name, std::string default_value, std::string help, double minimum) {
   ParamSpec p = real_param(std::move(name), std::move(default_value), std::move(help));
   p.allowed = "reals >= " + canonical(minimum);
   p.check = [minimum](const Value& v) -> std::optional<std::string> {
@@ -100,8 +96,7 @@ ParamSpec real_param_at_least(std::string name, std::string default_value, std::
   return p;
 }
 
-ParamSpec text_param(std::string name, std::string default_value, std::string help,
-                     std::vector<std::string> choices) {
+ParamSpec text_param(std::string name, std::string default_value, std::string help, std::vector<std::string> choices) {
   ParamSpec p = base_param(std::move(name), ParamType::Text, std::move(default_value), std::move(help));
   std::string list;
   for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;

@@ -15,13 +15,13 @@ struct Point;
 
 // What a comma-separated list of this parameter means.
 enum class ListRole {
-  GridAxis,     // one grid point per value (the usual)
+  GridAxis,  // one grid point per value (the usual)
   SingleValue,  // exactly one value
   InsidePoint,  // the whole list is ONE value, evaluated inside each point (e.g. normalisers compared
-                // on the same samples); stored as the items joined by kInPointSeparator
-  Derived,      // not set by the user (no flag, no axis): `derive` computes it from the point's other
-                // values, e.g. the training normaliser of the model a checkpoint names; stored as a
-                // /points/params column like any other, outside the point id and the fingerprint
+  // on the same samples); stored as the items joined by kInPointSeparator
+  Derived,  // not set by the user (no flag, no axis): `derive` computes it from the point's other
+  // values, e.g. the training normaliser of the model a checkpoint names; stored as a
+  // /points/params column like any other, outside the point id and the fingerprint
 };
 inline constexpr char kInPointSeparator = '+';
 
@@ -31,11 +31,11 @@ inline constexpr char kInPointSeparator = '+';
 inline constexpr const char* kModelFingerprint = "model_fingerprint";
 
 struct ParamSpec {
-  std::string name;           // as stored in files, e.g. "d_model"; the flag is --d-model
+  std::string name;  // as stored in files, e.g. "d_model"; the flag is --d-model
   ParamType type = ParamType::Real;
   std::string default_value;  // in flag syntax, e.g. "2^1..2^20" or "uniform"
   std::string help;
-  std::string allowed;        // human description of the valid range, e.g. "integers >= 1"
+  std::string allowed;  // human description of the valid range, e.g. "integers >= 1"
   std::vector<std::string> choices;  // Text parameters: the allowed words (empty = any)
   // Returns an error text ("must be > 0") when a single value is invalid.
   std::function<std::optional<std::string>(const Value&)> check;
@@ -54,7 +54,7 @@ struct ParamSpec {
   // it cannot be computed (the run is refused before anything is written).
   std::function<Value(const Point&)> derive;
 
-  std::string flag() const;   // "--d-model"
+  std::string flag() const;  // "--d-model"
 
   // The declared maximum (docs/architecture.md#errors-and-exit-codes): a value above it is bad input,
   // exit 2 before anything runs, and --help shows it in `allowed`. Every parameter that sets a run's
@@ -64,15 +64,11 @@ struct ParamSpec {
 };
 
 // Builders with the usual ranges; the `allowed` text is derived from the bound.
-ParamSpec integer_param(std::string name, std::string default_value, std::string help,
-                        std::int64_t minimum);
+ParamSpec integer_param(std::string name, std::string default_value, std::string help, std::int64_t minimum);
 ParamSpec real_param(std::string name, std::string default_value, std::string help);
-ParamSpec real_param_above(std::string name, std::string default_value, std::string help,
-                           double exclusive_minimum);
-ParamSpec real_param_at_least(std::string name, std::string default_value, std::string help,
-                              double minimum);
-ParamSpec text_param(std::string name, std::string default_value, std::string help,
-                     std::vector<std::string> choices);
+ParamSpec real_param_above(std::string name, std::string default_value, std::string help, double exclusive_minimum);
+ParamSpec real_param_at_least(std::string name, std::string default_value, std::string help, double minimum);
+ParamSpec text_param(std::string name, std::string default_value, std::string help, std::vector<std::string> choices);
 // A text parameter computed per point from the others (ListRole::Derived); `allowed` says from what.
 ParamSpec derived_text_param(std::string name, std::string help, std::string derived_from,
                              std::function<Value(const Point&)> derive);

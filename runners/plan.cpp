@@ -46,8 +46,11 @@ RunPlan plan_run(const Experiment& experiment, const Grid& grid, const RunOption
     std::optional<std::pair<int, int>> shard;
     if (options.shard) shard = std::make_pair(options.shard->index, options.shard->count);
     const std::string what = "--out " + options.out +
-        (options.shard ? " (shard " + std::to_string(options.shard->index) + "/" + std::to_string(options.shard->count) + ")" : "");
-    plan.lock = std::make_shared<OutputLock>(lock_path(options.out, shard), what, options.command_line, options.break_lock);
+                             (options.shard ? " (shard " + std::to_string(options.shard->index) + "/" +
+                                                  std::to_string(options.shard->count) + ")"
+                                            : "");
+    plan.lock =
+        std::make_shared<OutputLock>(lock_path(options.out, shard), what, options.command_line, options.break_lock);
     // A cleanup that was killed halfway is finished first.
     if (!options.shard) {
       std::error_code ec;
@@ -65,18 +68,19 @@ RunPlan plan_run(const Experiment& experiment, const Grid& grid, const RunOption
   const bool stale = merged && *merged == grid.fingerprint() && !damaged && models_changed(grid, options.out);
   if (merged && *merged == grid.fingerprint() && !damaged && !stale) {
     if (!options.quiet || options.status)
-      std::printf("%s: %s is complete and up to date (%zu points); nothing to do\n", prog.c_str(),
-                  options.out.c_str(), grid.size());
+      std::printf("%s: %s is complete and up to date (%zu points); nothing to do\n", prog.c_str(), options.out.c_str(),
+                  grid.size());
     plan.early_exit = kDone;
     return plan;
   }
   std::error_code exists_ec;
   if (!merged && fs::exists(fs::symlink_status(options.out, exists_ec)) && !options.overwrite && !options.status)
-    throw BadInput("--out: '" + options.out + "' exists and is not a sharp result file; choose another --out, "
+    throw BadInput("--out: '" + options.out +
+                   "' exists and is not a sharp result file; choose another --out, "
                    "or pass --overwrite to replace it");
   if (merged && *merged != grid.fingerprint() && !options.overwrite && !options.status)
-    throw BadInput("--out: '" + options.out + "' holds another configuration (fingerprint " + *merged +
-                   ", this run " + grid.fingerprint() + "); choose another --out, or pass --overwrite to replace it");
+    throw BadInput("--out: '" + options.out + "' holds another configuration (fingerprint " + *merged + ", this run " +
+                   grid.fingerprint() + "); choose another --out, or pass --overwrite to replace it");
 
   const std::vector<int> shard_of = shard_owners(experiment, grid, options);
   const int my_shard = options.shard ? options.shard->index : 0;
@@ -84,8 +88,9 @@ RunPlan plan_run(const Experiment& experiment, const Grid& grid, const RunOption
   for (const Point& p : grid.points())
     mine[p.index] = shard_of[p.index] == my_shard && (!options.only || options.only->selects(p));
   // --status only reads: it neither reads parts through nor sets damaged ones aside.
-  const PartsSurvey survey = survey_parts(grid, parts_dir, options.status ? std::vector<bool>(grid.size(), false) : mine,
-                                          options, options.overwrite && !options.status);
+  const PartsSurvey survey =
+      survey_parts(grid, parts_dir, options.status ? std::vector<bool>(grid.size(), false) : mine, options,
+                   options.overwrite && !options.status);
   plan.resumed = survey.n_complete;
   for (const Point& p : grid.points()) {
     plan.scope += mine[p.index];
@@ -99,10 +104,14 @@ RunPlan plan_run(const Experiment& experiment, const Grid& grid, const RunOption
       if (!mine_of[p.index]) continue;
       ++mine;
       mine_done += survey.complete[p.index];
-      std::printf("%-8s  %s  %s\n", survey.complete[p.index] ? "complete" : "missing", p.id.c_str(), p.describe().c_str());
+      std::printf("%-8s  %s  %s\n", survey.complete[p.index] ? "complete" : "missing", p.id.c_str(),
+                  p.describe().c_str());
     }
     std::printf("%s: %zu of %zu points complete, %zu missing%s (parts in %s)\n", prog.c_str(), mine_done, mine,
-                mine - mine_done, options.shard ? " in this shard" : options.only ? " among --only's" : "",
+                mine - mine_done,
+                options.shard  ? " in this shard"
+                : options.only ? " among --only's"
+                               : "",
                 parts_dir.c_str());
     plan.early_exit = mine_done == mine ? kDone : kIncomplete;
     return plan;

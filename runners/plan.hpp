@@ -13,12 +13,12 @@
 namespace sharp::runner {
 
 struct RunPlan {
-  std::optional<int> early_exit;   // set when nothing is to run: the exit status
+  std::optional<int> early_exit;  // set when nothing is to run: the exit status
   std::vector<const Point*> todo;  // points to run, most expensive first
-  double total_cost = 0;           // estimated cost of todo
-  std::size_t resumed = 0;         // points complete before this run
-  std::size_t scope = 0;           // points this run is for: the grid, or this shard's
-  std::size_t scope_done = 0;      // of those, complete before this run
+  double total_cost = 0;  // estimated cost of todo
+  std::size_t resumed = 0;  // points complete before this run
+  std::size_t scope = 0;  // points this run is for: the grid, or this shard's
+  std::size_t scope_done = 0;  // of those, complete before this run
   std::shared_ptr<OutputLock> lock;  // held until the plan is destroyed
 };
 

@@ -37,12 +37,18 @@ void set_aside(const std::string& point_id, const std::string& path, const std::
 // What a point sees of the runner, whichever runner: its checkpoint file beside its part file, its
 // random streams, the progress display.
 class RunnerPointContext final : public PointContext {
-public:
+ public:
   RunnerPointContext(const Experiment& e, const Point& p, const std::string& parts_dir, int threads,
-                    double checkpoint_every, Progress* progress, bool quiet)
-      : experiment_(e), point_(p), ckpt_(checkpoint_path(parts_dir, p.id)), threads_(threads),
-        every_(checkpoint_every), last_save_(std::chrono::steady_clock::now()), start_(last_save_),
-        progress_(progress), quiet_(quiet) {
+                     double checkpoint_every, Progress* progress, bool quiet)
+      : experiment_(e),
+        point_(p),
+        ckpt_(checkpoint_path(parts_dir, p.id)),
+        threads_(threads),
+        every_(checkpoint_every),
+        last_save_(std::chrono::steady_clock::now()),
+        start_(last_save_),
+        progress_(progress),
+        quiet_(quiet) {
     for (const StreamSpec& s : e.streams()) keys_[s.name] = runner::stream_key(e.name(), s, p);
   }
   int threads() const override { return threads_; }
@@ -79,11 +85,13 @@ public:
   // Through the run's progress display; an MPI worker (no display) prints the line itself.
   void report_progress(const PointProgress& p) override {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    if (progress_) progress_->point_progress(point_.id, p, elapsed);
-    else if (!quiet_) std::fprintf(stderr, "%s\n", format_point_progress(point_.id, p, elapsed).c_str());
+    if (progress_)
+      progress_->point_progress(point_.id, p, elapsed);
+    else if (!quiet_)
+      std::fprintf(stderr, "%s\n", format_point_progress(point_.id, p, elapsed).c_str());
   }
 
-private:
+ private:
   const Experiment& experiment_;
   const Point& point_;
   std::string ckpt_;
@@ -106,8 +114,8 @@ std::uint64_t stream_key(const std::string& experiment, const StreamSpec& stream
   return hash64(text);
 }
 
-void execute_point(const Experiment& experiment, const Grid& grid, const Point& point,
-                   const RunOptions& options, const std::string& parts_dir, int threads, Progress* progress) {
+void execute_point(const Experiment& experiment, const Grid& grid, const Point& point, const RunOptions& options,
+                   const std::string& parts_dir, int threads, Progress* progress) {
   PointTiming timing;
   timing.created = utc_now_iso();
   timing.threads = threads;

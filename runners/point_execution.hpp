@@ -18,8 +18,7 @@ std::uint64_t stream_key(const std::string& experiment, const StreamSpec& stream
 
 // Runs one point with `threads` threads and writes its part file. Throws on failure. The point's
 // progress lines go to `progress` (nullptr: straight to stderr unless --quiet).
-void execute_point(const Experiment& experiment, const Grid& grid, const Point& point,
-                   const RunOptions& options, const std::string& parts_dir, int threads,
-                   Progress* progress = nullptr);
+void execute_point(const Experiment& experiment, const Grid& grid, const Point& point, const RunOptions& options,
+                   const std::string& parts_dir, int threads, Progress* progress = nullptr);
 
 }  // namespace sharp::runner

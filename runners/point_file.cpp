@@ -9,9 +9,7 @@
 
 namespace sharp::runner {
 
-std::string part_path(const std::string& parts_dir, const std::string& id) {
-  return parts_dir + "/" + id + ".h5";
-}
+std::string part_path(const std::string& parts_dir, const std::string& id) { return parts_dir + "/" + id + ".h5"; }
 std::string checkpoint_path(const std::string& parts_dir, const std::string& id) {
   return parts_dir + "/" + id + ".ckpt.h5";
 }
@@ -19,13 +17,17 @@ std::string checkpoint_path(const std::string& parts_dir, const std::string& id)
 namespace {
 
 void write_value(h5::Group& g, const std::string& name, const Value& v) {
-  if (auto* i = std::get_if<std::int64_t>(&v)) g.write_scalar(name, *i);
-  else if (auto* d = std::get_if<double>(&v)) g.write_scalar(name, *d);
-  else g.write_string(name, std::get<std::string>(v));
+  if (auto* i = std::get_if<std::int64_t>(&v))
+    g.write_scalar(name, *i);
+  else if (auto* d = std::get_if<double>(&v))
+    g.write_scalar(name, *d);
+  else
+    g.write_string(name, std::get<std::string>(v));
 }
 
 void write_array(h5::Group& g, const std::string& name, const Array& a) {
-  if (auto* d = std::get_if<std::vector<double>>(&a.data)) g.write(name, d->data(), a.shape);
+  if (auto* d = std::get_if<std::vector<double>>(&a.data))
+    g.write(name, d->data(), a.shape);
   else {
     const auto& i = std::get<std::vector<std::int64_t>>(a.data);
     g.write(name, i.data(), a.shape);
@@ -37,8 +39,10 @@ void write_array(h5::Group& g, const std::string& name, const Array& a) {
 void write_record(h5::Group& group, const NamedValues& record) {
   h5::Group metrics = group.create_group("metrics");
   for (const auto& [name, v] : record.metrics) {
-    if (auto* d = std::get_if<double>(&v)) metrics.write_scalar(name, *d);
-    else metrics.write_scalar(name, std::get<std::int64_t>(v));
+    if (auto* d = std::get_if<double>(&v))
+      metrics.write_scalar(name, *d);
+    else
+      metrics.write_scalar(name, std::get<std::int64_t>(v));
   }
   h5::Group arrays = group.create_group("arrays");
   for (const auto& [name, a] : record.arrays) write_array(arrays, name, a);
@@ -85,9 +89,8 @@ std::string part_model_fingerprint(const std::string& path) {
   }
 }
 
-void write_point_file(const std::string& path, const std::string& experiment,
-                      const std::string& fingerprint, const Point& point, const Record& record,
-                      const PointTiming& timing) {
+void write_point_file(const std::string& path, const std::string& experiment, const std::string& fingerprint,
+                      const Point& point, const Record& record, const PointTiming& timing) {
   // Not fsynced: a part file that an OS crash leaves damaged fails is_complete() or the merge's
   // reading and is computed again, while 1 ms of fsync per point would dominate grids of cheap points.
   h5::AtomicFile file(path, h5::Durability::ProcessCrash);
@@ -162,7 +165,8 @@ std::optional<CheckpointState> read_checkpoint(const std::string& path, const st
   try {
     h5::File f = h5::File::open_read(path);
     const h5::Group& root = f.root();
-    if (root.attr_string("point_id") != point_id) throw BadCheckpoint("it holds the state of point " + root.attr_string("point_id"));
+    if (root.attr_string("point_id") != point_id)
+      throw BadCheckpoint("it holds the state of point " + root.attr_string("point_id"));
     if (root.has_attr("checksum") && root.attr_string("checksum") != result_data_checksum(root))
       throw BadCheckpoint("its data do not match its checksum");
     read_record(root.open_group("state"), state);
@@ -179,7 +183,8 @@ std::string set_checkpoint_aside(const std::string& path) {
     const std::string aside = path + ".bad-" + std::to_string(k);
     if (std::filesystem::exists(std::filesystem::symlink_status(aside, ec))) continue;
     std::filesystem::rename(path, aside, ec);
-    if (ec) throw std::runtime_error("cannot rename the bad checkpoint '" + path + "' to '" + aside + "': " + ec.message());
+    if (ec)
+      throw std::runtime_error("cannot rename the bad checkpoint '" + path + "' to '" + aside + "': " + ec.message());
     return aside;
   }
 }

@@ -10,7 +10,9 @@
 #include "runners/grid.hpp"
 #include "runners/record.hpp"
 
-namespace sharp::h5 { class Group; }
+namespace sharp::h5 {
+class Group;
+}
 
 namespace sharp::runner {
 
@@ -24,9 +26,8 @@ struct PointTiming {
   std::string created, finished;
 };
 
-void write_point_file(const std::string& path, const std::string& experiment,
-                      const std::string& fingerprint, const Point& point, const Record& record,
-                      const PointTiming& timing);
+void write_point_file(const std::string& path, const std::string& experiment, const std::string& fingerprint,
+                      const Point& point, const Record& record, const PointTiming& timing);
 
 // The fingerprint of a complete part file; nullopt when the file is missing or incomplete.
 std::optional<std::string> complete_part_fingerprint(const std::string& path);

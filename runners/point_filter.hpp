@@ -13,11 +13,11 @@
 namespace sharp::runner {
 
 struct PointFilter {
-  std::string name;            // a parameter of the grid
-  std::vector<Value> values;   // the values kept, each one of the grid's
+  std::string name;  // a parameter of the grid
+  std::vector<Value> values;  // the values kept, each one of the grid's
 
   bool selects(const Point& point) const;
-  std::string describe() const;   // "seed=1", "normaliser=softmax,adaptive"
+  std::string describe() const;  // "seed=1", "normaliser=softmax,adaptive"
 };
 
 // Parses "NAME=VALUES" against the grid's axes ("d-model" and "d_model" alike; VALUES as the flag

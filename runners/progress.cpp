@@ -21,14 +21,20 @@ std::string format_duration(double s) {
   }
   const long t = std::lround(s);
   char b[32];
-  if (t >= 3600) std::snprintf(b, sizeof b, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
-  else std::snprintf(b, sizeof b, "%ld:%02ld", t / 60, t % 60);
+  if (t >= 3600)
+    std::snprintf(b, sizeof b, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+  else
+    std::snprintf(b, sizeof b, "%ld:%02ld", t / 60, t % 60);
   return b;
 }
 
 Progress::Progress(std::size_t points, double total_cost, bool quiet)
-    : points_(points), total_cost_(total_cost), quiet_(quiet), tty_(isatty(STDERR_FILENO) != 0),
-      start_(std::chrono::steady_clock::now()), last_draw_(start_) {
+    : points_(points),
+      total_cost_(total_cost),
+      quiet_(quiet),
+      tty_(isatty(STDERR_FILENO) != 0),
+      start_(std::chrono::steady_clock::now()),
+      last_draw_(start_) {
   if (!quiet_ && tty_ && points_ > 0) draw_bar();
 }
 
@@ -40,8 +46,8 @@ void Progress::draw_bar() {
   bar += std::string(width - filled, '.');
   const double rate = elapsed > 0 ? done_ / elapsed : 0;
   const double eta = done_cost_ > 0 ? elapsed * (total_cost_ - done_cost_) / done_cost_ : NAN;
-  std::fprintf(stderr, "\r[%s] %zu/%zu points  %.2f pt/s  elapsed %s  ETA %s   ", bar.c_str(), done_,
-               points_, rate, format_duration(elapsed).c_str(), done_ ? format_duration(eta).c_str() : "?");
+  std::fprintf(stderr, "\r[%s] %zu/%zu points  %.2f pt/s  elapsed %s  ETA %s   ", bar.c_str(), done_, points_, rate,
+               format_duration(elapsed).c_str(), done_ ? format_duration(eta).c_str() : "?");
   std::fflush(stderr);
   bar_drawn_ = true;
   last_draw_ = std::chrono::steady_clock::now();
@@ -77,7 +83,7 @@ std::string format_point_progress(const std::string& id, const PointProgress& p,
 void Progress::point_progress(const std::string& id, const PointProgress& progress, double elapsed_seconds) {
   std::lock_guard lock(mutex_);
   if (quiet_) return;
-  if (bar_drawn_) std::fprintf(stderr, "\r\033[K");   // the line goes above the bar, which is redrawn
+  if (bar_drawn_) std::fprintf(stderr, "\r\033[K");  // the line goes above the bar, which is redrawn
   std::fprintf(stderr, "%s\n", format_point_progress(id, progress, elapsed_seconds).c_str());
   if (bar_drawn_) draw_bar();
   std::fflush(stderr);

@@ -11,7 +11,7 @@
 namespace sharp::runner {
 
 class Progress {
-public:
+ public:
   // total_cost: sum of the estimated costs of the points to run; the ETA weighs points by cost.
   Progress(std::size_t points, double total_cost, bool quiet);
   void finished(const std::string& id, const std::string& description, double cost, double seconds);
@@ -20,7 +20,7 @@ public:
   void point_progress(const std::string& id, const PointProgress& progress, double elapsed_seconds);
   void close();  // ends the bar's line
 
-private:
+ private:
   void draw_bar();
   std::mutex mutex_;
   std::size_t points_, done_ = 0;

@@ -34,9 +34,8 @@ std::int64_t peak_rss_bytes() {
 }
 
 std::string library_versions() {
-  return std::string("sharp ") + build_info::version + "; hdf5 " + build_info::hdf5_version +
-         "; xtensor " + build_info::xtensor_version + "; xsimd " + build_info::xsimd_version +
-         "; boost " + build_info::boost_version;
+  return std::string("sharp ") + build_info::version + "; hdf5 " + build_info::hdf5_version + "; xtensor " +
+         build_info::xtensor_version + "; xsimd " + build_info::xsimd_version + "; boost " + build_info::boost_version;
 }
 
 void write_build_provenance(h5::Group& root) {

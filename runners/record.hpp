@@ -24,9 +24,7 @@ struct NamedValues {
 
   void set(const std::string& name, double v) { metrics[name] = v; }
   void set_count(const std::string& name, std::int64_t v) { metrics[name] = v; }
-  void set_array(const std::string& name, std::vector<double> v) {
-    arrays[name] = Array{{v.size()}, std::move(v)};
-  }
+  void set_array(const std::string& name, std::vector<double> v) { arrays[name] = Array{{v.size()}, std::move(v)}; }
   void set_array(const std::string& name, std::vector<std::int64_t> v) {
     arrays[name] = Array{{v.size()}, std::move(v)};
   }

@@ -9,7 +9,7 @@ namespace {
 
 // FNV-1a over a stream of byte runs (hash64 takes one run).
 class Fnv {
-public:
+ public:
   void bytes(const void* data, std::size_t size) {
     const auto* p = static_cast<const unsigned char*>(data);
     for (std::size_t i = 0; i < size; ++i) {
@@ -19,10 +19,12 @@ public:
   }
   void text(const std::string& s) { bytes(s.c_str(), s.size() + 1); }  // with its NUL: "ab","c" != "a","bc"
   template <class T>
-  void value(T v) { bytes(&v, sizeof v); }
+  void value(T v) {
+    bytes(&v, sizeof v);
+  }
   std::uint64_t digest() const { return mix64(h_); }
 
-private:
+ private:
   std::uint64_t h_ = 0xcbf29ce484222325ULL;
 };
 

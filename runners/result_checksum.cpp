@@ -16,8 +16,10 @@ void collect(const h5::Group& group, const std::string& prefix, std::vector<std:
   for (const std::string& name : group.children()) {
     const std::string path = prefix + name;
     if (path == "timing") continue;
-    if (!group.is_dataset(name)) collect(group.open_group(name), path + "/", out);
-    else if (!group.is_virtual(name)) out.push_back(path);
+    if (!group.is_dataset(name))
+      collect(group.open_group(name), path + "/", out);
+    else if (!group.is_virtual(name))
+      out.push_back(path);
   }
 }
 

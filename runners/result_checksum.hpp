@@ -15,7 +15,9 @@
 
 #include "runners/record.hpp"
 
-namespace sharp::h5 { class Group; }
+namespace sharp::h5 {
+class Group;
+}
 
 namespace sharp::runner {
 
@@ -30,7 +32,8 @@ std::string weights_fingerprint(const std::map<std::string, Array>& weights);
 inline constexpr const char* kChecksumMismatch =
     "checksum mismatch: the file was modified or damaged after it was written";
 // What a reader notes of a file written before merged files carried a checksum.
-inline constexpr const char* kNoChecksum = "no checksum (written before result files carried one): its data cannot be verified";
+inline constexpr const char* kNoChecksum =
+    "no checksum (written before result files carried one): its data cannot be verified";
 
 // Checks the root attribute `checksum` of an open result file: nullopt when it matches; the note
 // kNoChecksum when the file has none; throws sharp::BadInput("'PATH': " + kChecksumMismatch + "; rerun to regenerate") when

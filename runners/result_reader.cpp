@@ -26,8 +26,10 @@ std::string joined(const std::vector<std::string>& names) {
 
 Array read_array(const h5::Group& g, const std::string& name) {
   Array a;
-  if (g.dataset_kind(name) == h5::Group::Kind::Integer) a.data = g.read<std::int64_t>(name, &a.shape);
-  else a.data = g.read<double>(name, &a.shape);
+  if (g.dataset_kind(name) == h5::Group::Kind::Integer)
+    a.data = g.read<std::int64_t>(name, &a.shape);
+  else
+    a.data = g.read<double>(name, &a.shape);
   return a;
 }
 
@@ -67,7 +69,8 @@ ResultFile ResultFile::open(const std::string& path, const std::vector<std::stri
     const h5::Group& root = file->root();
     // A point file of PATH.h5.parts/ (runners/point_file.hpp) is not a result: say so, not "no /config".
     if (root.has_attr("fingerprint") && root.exists("params") && !root.exists("points"))
-      throw BadInput(quoted(path) + " is a part file of an unfinished run, not a merged result; finish the run "
+      throw BadInput(quoted(path) +
+                     " is a part file of an unfinished run, not a merged result; finish the run "
                      "(rerun its command, or --merge-only) and give the merged FILE.h5 (or FILE.h5#ID for one point)");
     const std::string schema = root.has_attr("schema") ? root.attr_string("schema") : "?";
     if (schema != kSchema) throw BadInput(quoted(path) + " is of schema '" + schema + "', not " + kSchema);

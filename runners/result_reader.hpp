@@ -15,14 +15,16 @@
 #include "runners/record.hpp"
 #include "runners/value.hpp"
 
-namespace sharp::h5 { class File; }
+namespace sharp::h5 {
+class File;
+}
 
 namespace sharp::runner {
 
 using Metric = std::variant<double, std::int64_t>;
 
 class ResultFile {
-public:
+ public:
   // Opens PATH. `experiments`: the experiment names accepted (empty: any). Throws sharp::BadInput
   // ("'PATH' does not exist", "... is not a complete result file", "... holds experiment 'x', not
   // train-max") when the file cannot be used.
@@ -35,7 +37,7 @@ public:
 
   const std::string& path() const { return path_; }
   const std::string& experiment() const { return experiment_; }
-  const std::vector<std::string>& ids() const { return ids_; }     // /points/id, in file order
+  const std::vector<std::string>& ids() const { return ids_; }  // /points/id, in file order
   bool has(const std::string& id) const;
   // One point's parameters (/points/params/<name>) and metrics (/points/<name>). Throw BadInput
   // for an unknown id.
@@ -49,16 +51,16 @@ public:
   // A root attribute as text (integers in decimal); throws BadInput when absent.
   std::string attribute(const std::string& name) const;
   bool has_attribute(const std::string& name) const;
-  const std::string& config() const { return config_; }            // /config
+  const std::string& config() const { return config_; }  // /config
 
-private:
+ private:
   std::size_t row(const std::string& id) const;
 
   std::string path_, experiment_, config_, note_;
   std::shared_ptr<const h5::File> file_;  // open read-only while any copy lives; arrays are read on demand
   std::vector<std::string> ids_;
   std::map<std::string, std::size_t> rows_;
-  std::map<std::string, std::vector<Value>> params_;   // columns of /points/params, read at open
+  std::map<std::string, std::vector<Value>> params_;  // columns of /points/params, read at open
   std::map<std::string, std::vector<Metric>> metrics_;  // columns of /points, read at open
 };
 

@@ -52,7 +52,8 @@ void clean_output_temporaries(const std::string& out) {
   const std::string prefix = p.filename().string() + ".tmp.";
   for (const auto& entry : fs::directory_iterator(p.parent_path(), ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && h5::is_atomic_temp_name(name) && !writer_alive(name)) fs::remove(entry.path(), ec);
+    if (name.rfind(prefix, 0) == 0 && h5::is_atomic_temp_name(name) && !writer_alive(name))
+      fs::remove(entry.path(), ec);
   }
 }
 
@@ -120,7 +121,8 @@ PartsSurvey survey_parts(const Grid& grid, const std::string& parts_dir, const s
       // Scored on another model than the one the point names now (the file was retrained or replaced).
       const std::string* model = model_fingerprint_of(grid.points()[it->second]);
       if (model && part_model_fingerprint(path.string()) != *model) {
-        std::fprintf(stderr, "point %s: model changed since this point was scored: rerunning (%s kept as %s.old-model)\n",
+        std::fprintf(stderr,
+                     "point %s: model changed since this point was scored: rerunning (%s kept as %s.old-model)\n",
                      name.substr(0, 16).c_str(), path.c_str(), name.c_str());
         fs::rename(path, path.string() + ".old-model", ec);
         continue;

@@ -10,13 +10,13 @@
 // that fails (a full disk, /dev/full, a closed stdout) is exit status 1 naming it (checked_stdout.hpp).
 #include <unistd.h>
 
-#include <boost/program_options.hpp>
 #include <algorithm>
-#include <cstdlib>
+#include <boost/program_options.hpp>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -41,9 +41,9 @@ namespace po = boost::program_options;
 using sharp::BadInput;
 
 struct Rows {
-  std::vector<double> values;        // all rows back to back
+  std::vector<double> values;  // all rows back to back
   std::vector<std::size_t> offsets;  // row r is values[offsets[r] .. offsets[r+1])
-  std::vector<std::size_t> lines;    // 1-based input line of row r
+  std::vector<std::size_t> lines;  // 1-based input line of row r
 };
 
 std::string read_all(std::istream& in) {
@@ -72,7 +72,8 @@ double parse_token(std::string_view token, std::size_t line, std::size_t column)
     const std::string text(first, last);
     x = std::strtod(text.c_str(), nullptr);
     if (std::isinf(x))
-      throw BadInput(where + ": " + shown(token) + " is beyond the largest double (allowed: finite numbers, "
+      throw BadInput(where + ": " + shown(token) +
+                     " is beyond the largest double (allowed: finite numbers, "
                      "-inf for a masked entry)");
     return x;
   }
@@ -111,7 +112,8 @@ Rows parse_rows(std::string_view text) {
       rows.values.push_back(x);
       i = j;
     }
-    sharp::norm::check_input_row(rows.values.data() + rows.offsets.back(), rows.values.size() - rows.offsets.back(), line);
+    sharp::norm::check_input_row(rows.values.data() + rows.offsets.back(), rows.values.size() - rows.offsets.back(),
+                                 line);
     rows.offsets.push_back(rows.values.size());
     rows.lines.push_back(line);
     pos = next;
@@ -173,7 +175,8 @@ void check_output_directory(const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(dir, ec);
   if (!std::filesystem::exists(status))
-    throw BadInput("--output '" + path + "': the directory '" + dir.string() + "' does not exist (create it, or "
+    throw BadInput("--output '" + path + "': the directory '" + dir.string() +
+                   "' does not exist (create it, or "
                    "write elsewhere)");
   if (!std::filesystem::is_directory(status))
     throw BadInput("--output '" + path + "': '" + dir.string() + "' is not a directory");
@@ -244,10 +247,15 @@ std::string list_markdown() {
       "|---|---|---|---|\n";
   for (const sharp::norm::NormaliserEntry* e : sharp::norm::normaliser_entries()) {
     std::string params, learnable;
-    for (const auto& p : e->parameters) params.append(params.empty() ? "`" : "; `").append(parameter_text(p)).append("`");
-    for (const auto& a : e->aliases) params.append(" (or `").append(a.range.text(a.key)).append("`, sets ").append(a.target).append(")");
+    for (const auto& p : e->parameters)
+      params.append(params.empty() ? "`" : "; `").append(parameter_text(p)).append("`");
+    for (const auto& a : e->aliases)
+      params.append(" (or `").append(a.range.text(a.key)).append("`, sets ").append(a.target).append(")");
     for (const auto& l : e->learnable)
-      learnable.append(learnable.empty() ? "`" : ", `").append(l.key).append("=learn`").append(l.per_query() ? " per query" : "");
+      learnable.append(learnable.empty() ? "`" : ", `")
+          .append(l.key)
+          .append("=learn`")
+          .append(l.per_query() ? " per query" : "");
     out += "| [`" + e->name + "`](#" + e->section + ") | " + e->formula + " | " + (params.empty() ? "—" : params) +
            " | " + (learnable.empty() ? "—" : learnable) + " |\n";
   }
@@ -276,17 +284,18 @@ int main(int argc, char** argv) {
       "A logit below the smallest double in magnitude (1e-400) underflows to 0 (or a subnormal); one\n"
       "beyond the largest double (1e400), and a row spanning more than it, is an error.\n"
       "Writes the probabilities, same layout, 17 significant digits.\n"
-      "NORMALISER: name[:key=value...] with name one of " + sharp::norm::normaliser_names_text() + ",\n"
-      "e.g. " + examples() + "\n(docs/science.md#remedies; --list for their parameters).\nOptions");
-  options.add_options()
-      ("normaliser", po::value(&spec_text), "normaliser spec (required unless --list)")
-      ("input", po::value(&input), "input file (default: stdin)")
-      ("output", po::value(&output), "output file (default: stdout); written atomically")
-      ("entropy", po::bool_switch(&entropy_only),
-       "write per row the entropy (nats) of the output instead, followed by the beta used for adaptive")
-      ("list", po::value(&list_format)->implicit_value("text"),
-       "print the registered normalisers and stop: text (default), markdown or markdown-learnable")
-      ("help", "this help");
+      "NORMALISER: name[:key=value...] with name one of " +
+      sharp::norm::normaliser_names_text() +
+      ",\n"
+      "e.g. " +
+      examples() + "\n(docs/science.md#remedies; --list for their parameters).\nOptions");
+  options.add_options()("normaliser", po::value(&spec_text), "normaliser spec (required unless --list)")(
+      "input", po::value(&input), "input file (default: stdin)")("output", po::value(&output),
+                                                                 "output file (default: stdout); written atomically")(
+      "entropy", po::bool_switch(&entropy_only),
+      "write per row the entropy (nats) of the output instead, followed by the beta used for adaptive")(
+      "list", po::value(&list_format)->implicit_value("text"),
+      "print the registered normalisers and stop: text (default), markdown or markdown-learnable")("help", "this help");
   try {
     po::variables_map vm;
     po::store(sharp::tools::parse_command_line(argc, argv, options, "an input file is given with --input FILE"), vm);
@@ -296,14 +305,19 @@ int main(int argc, char** argv) {
     }
     po::notify(vm);
     if (vm.count("list")) {
-      if (list_format == "text") sharp::tools::print_stdout(list_text());
-      else if (list_format == "markdown") sharp::tools::print_stdout(list_markdown());
-      else if (list_format == "markdown-learnable") sharp::tools::print_stdout(list_markdown_learnable());
-      else throw BadInput("--list " + list_format + ": unknown format (allowed: text, markdown, markdown-learnable)");
+      if (list_format == "text")
+        sharp::tools::print_stdout(list_text());
+      else if (list_format == "markdown")
+        sharp::tools::print_stdout(list_markdown());
+      else if (list_format == "markdown-learnable")
+        sharp::tools::print_stdout(list_markdown_learnable());
+      else
+        throw BadInput("--list " + list_format + ": unknown format (allowed: text, markdown, markdown-learnable)");
       return 0;
     }
-    if (spec_text.empty()) throw BadInput("--normaliser is required (a spec such as softmax or entmax:alpha=1.5; see --help)");
-    sharp::active_simd_isa();   // a bad SHARP_SIMD is bad input (core/simd_isa.hpp)
+    if (spec_text.empty())
+      throw BadInput("--normaliser is required (a spec such as softmax or entmax:alpha=1.5; see --help)");
+    sharp::active_simd_isa();  // a bad SHARP_SIMD is bad input (core/simd_isa.hpp)
     const auto nz = sharp::norm::make_normaliser(spec_text);
     if (!output.empty() && output != "-") check_output_directory(output);
 

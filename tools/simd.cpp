@@ -11,10 +11,11 @@
 int main(int argc, char** argv) {
   if (argc > 1) {
     const bool help = std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0;
-    std::fputs("Usage: sharp-simd\nPrints the ISA the hot kernels dispatch to on this node (avx2 or avx512), whether\n"
-               "the CPU has AVX-512, and SHARP_SIMD (avx2|avx512|auto; unset = auto). Same bits on both\n"
-               "(docs/architecture.md#determinism).\n",
-               help ? stdout : stderr);
+    std::fputs(
+        "Usage: sharp-simd\nPrints the ISA the hot kernels dispatch to on this node (avx2 or avx512), whether\n"
+        "the CPU has AVX-512, and SHARP_SIMD (avx2|avx512|auto; unset = auto). Same bits on both\n"
+        "(docs/architecture.md#determinism).\n",
+        help ? stdout : stderr);
     return help ? 0 : 2;
   }
   try {

@@ -12,9 +12,8 @@
 namespace sharp::tools {
 
 // `hint` says how the value was meant to be given, e.g. "an input file is given with --input FILE".
-inline boost::program_options::parsed_options parse_command_line(int argc, char** argv,
-                                                                  const boost::program_options::options_description& options,
-                                                                  const std::string& hint) {
+inline boost::program_options::parsed_options parse_command_line(
+    int argc, char** argv, const boost::program_options::options_description& options, const std::string& hint) {
   namespace po = boost::program_options;
   po::parsed_options parsed = po::command_line_parser(argc, argv).options(options).run();
   for (const po::option& o : parsed.options)

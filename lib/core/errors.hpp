@@ -8,13 +8,13 @@ namespace sharp {
 
 // Bad user input (a flag, a parameter value, an input line): exit status 2, nothing written.
 class BadInput : public std::runtime_error {
-public:
+ public:
   using std::runtime_error::runtime_error;
 };
 
 // A numeric failure that must not pass silently (a NaN in a row, a solver that did not converge).
 class NumericError : public std::runtime_error {
-public:
+ public:
   using std::runtime_error::runtime_error;
 };
 

@@ -19,7 +19,7 @@ class LowestIndexError {
     }
   }
   bool any() const { return static_cast<bool>(error_); }
-  std::size_t index() const { return index_; }   // valid when any()
+  std::size_t index() const { return index_; }  // valid when any()
   void rethrow_if_any() const {
     if (error_) std::rethrow_exception(error_);
   }

@@ -45,7 +45,9 @@ inline void add_to(double& acc, double x) { acc += x; }
 inline void add_to(CompensatedSum& acc, double x) { acc.add(x); }
 // f (t + d s), exactly 0 when f is: a part whose factor underflows (its reference lies > 745 below,
 // e.g. blocks 1e300 apart) adds nothing, where d s could overflow (−1e300 × e^500) and 0·−inf is NaN.
-inline double rescaled_weighted(double f, double t, double d, double s) { return f == 0.0 ? 0.0 : f * std::fma(d, s, t); }
+inline double rescaled_weighted(double f, double t, double d, double s) {
+  return f == 0.0 ? 0.0 : f * std::fma(d, s, t);
+}
 // s ← f s, t ← f (t + d s), on each part of a compensated pair.
 inline void rescale(double& s, double& t, double d, double f) {
   t = rescaled_weighted(f, t, d, s);
@@ -60,17 +62,17 @@ inline void rescale(CompensatedSum& s, CompensatedSum& t, double d, double f) {
 template <ExpBase kBase = ExpBase::E, class Sum = double>
 struct OnlineSoftmax {
   static_assert(std::is_same_v<Sum, double> || std::is_same_v<Sum, CompensatedSum>);
-  static constexpr double kLnBase = kBase == ExpBase::E ? 1.0 : 0.693147180559945309417;   // ln b
+  static constexpr double kLnBase = kBase == ExpBase::E ? 1.0 : 0.693147180559945309417;  // ln b
 
   // The library's exp in base b (a scalar lane of core/simd_exp.hpp), for rescale factors.
   struct LibraryExp {
     double operator()(double d) const { return kBase == ExpBase::E ? simd::exp(d) : simd::exp2(d); }
   };
 
-  double shift = -std::numeric_limits<double>::infinity();   // r
-  double max = -std::numeric_limits<double>::infinity();     // largest logit seen (if tracked)
-  Sum sum{};        // s
-  Sum weighted{};   // t
+  double shift = -std::numeric_limits<double>::infinity();  // r
+  double max = -std::numeric_limits<double>::infinity();  // largest logit seen (if tracked)
+  Sum sum{};  // s
+  Sum weighted{};  // t
 
   bool empty() const { return shift == -std::numeric_limits<double>::infinity(); }
   double total_sum() const { return online_softmax_detail::total(sum); }

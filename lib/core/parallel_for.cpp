@@ -10,7 +10,7 @@ namespace {
 
 struct Injection {
   std::mutex mutex;
-  std::string loop;                 // "" = none
+  std::string loop;  // "" = none
   std::size_t index = 0;
   std::atomic<bool> active{false};  // the fast path of every loop: one relaxed load
 };

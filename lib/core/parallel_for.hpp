@@ -26,10 +26,10 @@
 namespace sharp {
 
 struct Loop {
-  const char* name;         // "<component>/<what is iterated>", for fault injection and messages
-  int threads = 0;          // team size; 0 = OpenMP's default
-  std::size_t grain = 1;    // iterations per dynamic chunk; 0 = a static schedule
-  bool parallel = true;     // false: on the calling thread (work too small for a team)
+  const char* name;  // "<component>/<what is iterated>", for fault injection and messages
+  int threads = 0;  // team size; 0 = OpenMP's default
+  std::size_t grain = 1;  // iterations per dynamic chunk; 0 = a static schedule
+  bool parallel = true;  // false: on the calling thread (work too small for a team)
 };
 
 // Replaces the SHARP_INJECT_LOOP_FAILURE setting ("" = none), for tests.
@@ -48,8 +48,10 @@ void parallel_for(std::size_t count, const Loop& loop, Body&& body) {
   auto guarded = [&](std::size_t i, int thread) {
     try {
       if (i == inject) detail::throw_injected_failure(loop.name, i);
-      if constexpr (std::is_invocable_v<Body&, std::size_t, int>) body(i, thread);
-      else body(i);
+      if constexpr (std::is_invocable_v<Body&, std::size_t, int>)
+        body(i, thread);
+      else
+        body(i);
     } catch (...) {
       failure.record(i);
     }

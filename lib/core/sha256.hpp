@@ -9,14 +9,14 @@
 namespace sharp {
 
 class Sha256 {
-public:
+ public:
   Sha256();
   void bytes(const void* data, std::size_t size);
   void text(const std::string& s) { bytes(s.data(), s.size()); }
   void u64(std::uint64_t v);  // 8 bytes, little-endian
-  std::string hex();          // 64 lower-case hex digits; the object is spent afterwards
+  std::string hex();  // 64 lower-case hex digits; the object is spent afterwards
 
-private:
+ private:
   void block(const unsigned char* p);
   std::array<std::uint32_t, 8> h_;
   std::array<unsigned char, 64> buffer_{};

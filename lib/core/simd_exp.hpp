@@ -44,15 +44,15 @@
 
 namespace sharp::simd {
 
-inline constexpr double kLog2e = 0x1.71547652b82fep0;       // log2(e) rounded to double
-inline constexpr double kLn2High = 0x1.62e42fee00000p-1;     // ln 2 to 32 bits (fdlibm's split)
-inline constexpr double kLn2Low = 0x1.a39ef35793c76p-33;     // ln 2 − kLn2High
+inline constexpr double kLog2e = 0x1.71547652b82fep0;  // log2(e) rounded to double
+inline constexpr double kLn2High = 0x1.62e42fee00000p-1;  // ln 2 to 32 bits (fdlibm's split)
+inline constexpr double kLn2Low = 0x1.a39ef35793c76p-33;  // ln 2 − kLn2High
 
 // Smallest arguments that are not flushed: 2^-1021 for exp2 (the old dispersion contract) and
 // e^x ≥ DBL_MIN (x ≥ −1022·ln 2) for exp.
 inline constexpr double kExp2Lowest = -1021.0;
 inline constexpr double kExpLowest = -708.396418532264;
-inline constexpr double kExp2Highest = 1024.0;           // 2^y overflows from here
+inline constexpr double kExp2Highest = 1024.0;  // 2^y overflows from here
 inline constexpr double kExpHighest = 709.782712893384;  // e^x overflows above (1024·ln 2)
 
 namespace detail {
@@ -107,15 +107,15 @@ inline xsimd::batch<double, A> table_scale(const xsimd::batch<double, A>& t) {
   } else
 #endif
 #if defined(__AVX2__)
-  if constexpr (sizeof(typename B::register_type) == 32) {  // 4 doubles: AVX2
+      if constexpr (sizeof(typename B::register_type) == 32) {  // 4 doubles: AVX2
     // vpermd picks 32-bit elements by the low 3 bits of each index element: the low half of each
     // 64-bit lane is indexed by t's low word (8k + j), the high half by the same word moved up.
     const __m256i tb = _mm256_castpd_si256(t);
     const __m256i up = _mm256_slli_epi64(tb, 32);
-    const __m256i low = _mm256_permutevar8x32_epi32(
-        _mm256_load_si256(reinterpret_cast<const __m256i*>(kExp2TableLow.v)), tb);
-    const __m256i high = _mm256_permutevar8x32_epi32(
-        _mm256_load_si256(reinterpret_cast<const __m256i*>(kExp2TableHigh.v)), up);
+    const __m256i low =
+        _mm256_permutevar8x32_epi32(_mm256_load_si256(reinterpret_cast<const __m256i*>(kExp2TableLow.v)), tb);
+    const __m256i high =
+        _mm256_permutevar8x32_epi32(_mm256_load_si256(reinterpret_cast<const __m256i*>(kExp2TableHigh.v)), up);
     const __m256i entry = _mm256_blend_epi32(low, high, 0b10101010);
     return B(_mm256_castsi256_pd(_mm256_add_epi64(entry, _mm256_slli_epi64(up, 17))));
   } else
@@ -203,7 +203,8 @@ namespace detail {
 // it costs below 0.05 ulp — and 2^k'·2^(j/8)·2^f from the table. Exact reduction without FMA too,
 // so the error does not grow with |x| on any ISA.
 template <class A>
-inline xsimd::batch<double, A> exp_with_offset(const xsimd::batch<double, A>& x, const xsimd::batch<double, A>& offset) {
+inline xsimd::batch<double, A> exp_with_offset(const xsimd::batch<double, A>& x,
+                                               const xsimd::batch<double, A>& offset) {
   using B = xsimd::batch<double, A>;
   const B shifter = B(kShifter) - offset;  // exact
   const B t = sharp::simd::fused_mul_add(x, B(kLog2e), shifter);

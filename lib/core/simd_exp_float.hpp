@@ -33,15 +33,15 @@
 
 namespace sharp::simd {
 
-inline constexpr float kLog2eF = 0x1.715476p0f;      // log2(e) rounded to float
-inline constexpr float kLn2HighF = 0x1.62ep-1f;      // ln 2 to 12 bits: k·kLn2HighF is exact for |8k| < 2^12
-inline constexpr float kLn2LowF = 0x1.0bfbe8p-15f;   // ln 2 − kLn2HighF, rounded
+inline constexpr float kLog2eF = 0x1.715476p0f;  // log2(e) rounded to float
+inline constexpr float kLn2HighF = 0x1.62ep-1f;  // ln 2 to 12 bits: k·kLn2HighF is exact for |8k| < 2^12
+inline constexpr float kLn2LowF = 0x1.0bfbe8p-15f;  // ln 2 − kLn2HighF, rounded
 
-inline constexpr float kExp2LowestF = -126.0f;          // 2^y ≥ FLT_MIN from here; below: 0
-inline constexpr float kExpLowestF = -0x1.5d589ep+6f;   // e^x ≥ FLT_MIN from here (−126·ln 2 rounded up)
-inline constexpr float kExp2HighestF = 128.0f;          // 2^y overflows from here
-inline constexpr float kExpHighestF = 0x1.62e42ep+6f;   // e^x overflows above (128·ln 2 rounded down)
-inline constexpr float kExp2ZeroF = -127.0f;            // exp2_in_range gives exactly +0 here
+inline constexpr float kExp2LowestF = -126.0f;  // 2^y ≥ FLT_MIN from here; below: 0
+inline constexpr float kExpLowestF = -0x1.5d589ep+6f;  // e^x ≥ FLT_MIN from here (−126·ln 2 rounded up)
+inline constexpr float kExp2HighestF = 128.0f;  // 2^y overflows from here
+inline constexpr float kExpHighestF = 0x1.62e42ep+6f;  // e^x overflows above (128·ln 2 rounded down)
+inline constexpr float kExp2ZeroF = -127.0f;  // exp2_in_range gives exactly +0 here
 
 namespace detail {
 
@@ -51,7 +51,7 @@ alignas(64) inline constexpr std::int32_t kExp2TableBitsF[16] = {
     0x3f800000, 0x3f7b95c2, 0x3f7837f0, 0x3f75fed7, 0x3f7504f3, 0x3f75672a, 0x3f7744fd, 0x3f7ac0c7,
     0x3f800000, 0x3f7b95c2, 0x3f7837f0, 0x3f75fed7, 0x3f7504f3, 0x3f75672a, 0x3f7744fd, 0x3f7ac0c7};
 
-inline constexpr float kShifterF = 0x1.8p20f;   // 1.5·2^23 / 8: y + kShifterF keeps round(8y) in the low bits
+inline constexpr float kShifterF = 0x1.8p20f;  // 1.5·2^23 / 8: y + kShifterF keeps round(8y) in the low bits
 
 // 2^k·2^(j/8) from t = y + kShifterF (whose 32-bit lanes hold round(8y) = 8k + j in their low bits),
 // one lane at a time (any ISA; the reference for the register versions).
@@ -73,17 +73,17 @@ template <class A>
 inline xsimd::batch<float, A> table_scale(const xsimd::batch<float, A>& t) {
   using B = xsimd::batch<float, A>;
 #if defined(__AVX512F__)
-  if constexpr (sizeof(typename B::register_type) == 64) {   // 16 floats: AVX-512
+  if constexpr (sizeof(typename B::register_type) == 64) {  // 16 floats: AVX-512
     const __m512i tb = _mm512_castps_si512(t);
-    const __m512i entry = _mm512_permutexvar_epi32(tb, _mm512_load_si512(kExp2TableBitsF));   // low 4 bits index
+    const __m512i entry = _mm512_permutexvar_epi32(tb, _mm512_load_si512(kExp2TableBitsF));  // low 4 bits index
     return B(_mm512_castsi512_ps(_mm512_add_epi32(entry, _mm512_slli_epi32(tb, 20))));
   } else
 #endif
 #if defined(__AVX2__)
-  if constexpr (sizeof(typename B::register_type) == 32) {   // 8 floats: AVX2
+      if constexpr (sizeof(typename B::register_type) == 32) {  // 8 floats: AVX2
     const __m256i tb = _mm256_castps_si256(t);
     const __m256i entry = _mm256_permutevar8x32_epi32(
-        _mm256_load_si256(reinterpret_cast<const __m256i*>(kExp2TableBitsF)), tb);   // low 3 bits index
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(kExp2TableBitsF)), tb);  // low 3 bits index
     return B(_mm256_castsi256_ps(_mm256_add_epi32(entry, _mm256_slli_epi32(tb, 20))));
   } else
 #endif
@@ -97,10 +97,10 @@ inline xsimd::batch<float, A> table_scale(const xsimd::batch<float, A>& t) {
 template <class A>
 inline xsimd::batch<float, A> exp2_from_reduced(const xsimd::batch<float, A>& t, const xsimd::batch<float, A>& f) {
   using B = xsimd::batch<float, A>;
-  B q(0x1.3b2ab6p-7f);                         // ln2^4/24
-  q = sharp::simd::fused_mul_add(q, f, B(0x1.c6b08ep-5f));     // ln2^3/6
-  q = sharp::simd::fused_mul_add(q, f, B(0x1.ebfbe0p-3f));     // ln2^2/2
-  q = sharp::simd::fused_mul_add(q, f, B(0x1.62e430p-1f));     // ln2
+  B q(0x1.3b2ab6p-7f);  // ln2^4/24
+  q = sharp::simd::fused_mul_add(q, f, B(0x1.c6b08ep-5f));  // ln2^3/6
+  q = sharp::simd::fused_mul_add(q, f, B(0x1.ebfbe0p-3f));  // ln2^2/2
+  q = sharp::simd::fused_mul_add(q, f, B(0x1.62e430p-1f));  // ln2
   const B scale = table_scale(t);
   return sharp::simd::fused_mul_add(scale * f, q, scale);
 }
@@ -121,7 +121,7 @@ inline xsimd::batch<float, A> exp2_in_range(const xsimd::batch<float, A>& y) {
 template <class A>
 inline xsimd::batch<float, A> exp2_bounded(const xsimd::batch<float, A>& y) {
   using B = xsimd::batch<float, A>;
-  return xsimd::select(y < B(kExp2LowestF), B(0.0f), exp2_in_range(y));   // NaN < c is false: NaN kept
+  return xsimd::select(y < B(kExp2LowestF), B(0.0f), exp2_in_range(y));  // NaN < c is false: NaN kept
 }
 
 // 2^y for any y: +inf from 128 on, 0 below −126, NaN stays NaN (near the top 2^y = 2^(y−1)·2).
@@ -143,9 +143,9 @@ namespace detail {
 template <class A>
 inline xsimd::batch<float, A> exp_with_offset(const xsimd::batch<float, A>& x, const xsimd::batch<float, A>& offset) {
   using B = xsimd::batch<float, A>;
-  const B shifter = B(kShifterF) - offset;   // exact
+  const B shifter = B(kShifterF) - offset;  // exact
   const B t = sharp::simd::fused_mul_add(x, B(kLog2eF), shifter);
-  const B k = t - shifter;   // exact, a multiple of 1/8
+  const B k = t - shifter;  // exact, a multiple of 1/8
   B r = sharp::simd::fused_neg_mul_add(k, B(kLn2HighF), x);
   r = sharp::simd::fused_neg_mul_add(k, B(kLn2LowF), r);
   return exp2_from_reduced(t, r * B(kLog2eF));

@@ -12,40 +12,52 @@
 
 namespace sharp::simd {
 
-enum class Fused { kMulAdd, kMulSub, kNegMulAdd };   // x·y + z, x·y − z, z − x·y
+enum class Fused { kMulAdd, kMulSub, kNegMulAdd };  // x·y + z, x·y − z, z − x·y
 
 template <Fused kOp, class T, class A>
 inline xsimd::batch<T, A> fused(const xsimd::batch<T, A>& x, const xsimd::batch<T, A>& y, const xsimd::batch<T, A>& z) {
 #if defined(__AVX512F__)
   if constexpr (sizeof(typename xsimd::batch<T, A>::register_type) == 64) {
     if constexpr (std::is_same_v<T, double>) {
-      if constexpr (kOp == Fused::kMulAdd) return _mm512_fmadd_pd(x, y, z);
-      else if constexpr (kOp == Fused::kMulSub) return _mm512_fmsub_pd(x, y, z);
-      else return _mm512_fnmadd_pd(x, y, z);
+      if constexpr (kOp == Fused::kMulAdd)
+        return _mm512_fmadd_pd(x, y, z);
+      else if constexpr (kOp == Fused::kMulSub)
+        return _mm512_fmsub_pd(x, y, z);
+      else
+        return _mm512_fnmadd_pd(x, y, z);
     } else {
-      if constexpr (kOp == Fused::kMulAdd) return _mm512_fmadd_ps(x, y, z);
-      else if constexpr (kOp == Fused::kMulSub) return _mm512_fmsub_ps(x, y, z);
-      else return _mm512_fnmadd_ps(x, y, z);
+      if constexpr (kOp == Fused::kMulAdd)
+        return _mm512_fmadd_ps(x, y, z);
+      else if constexpr (kOp == Fused::kMulSub)
+        return _mm512_fmsub_ps(x, y, z);
+      else
+        return _mm512_fnmadd_ps(x, y, z);
     }
   } else
 #endif
   {
-    if constexpr (kOp == Fused::kMulAdd) return xsimd::fma(x, y, z);
-    else if constexpr (kOp == Fused::kMulSub) return xsimd::fms(x, y, z);
-    else return xsimd::fnma(x, y, z);
+    if constexpr (kOp == Fused::kMulAdd)
+      return xsimd::fma(x, y, z);
+    else if constexpr (kOp == Fused::kMulSub)
+      return xsimd::fms(x, y, z);
+    else
+      return xsimd::fnma(x, y, z);
   }
 }
 
 template <class T, class A>
-inline xsimd::batch<T, A> fused_mul_add(const xsimd::batch<T, A>& x, const xsimd::batch<T, A>& y, const xsimd::batch<T, A>& z) {
+inline xsimd::batch<T, A> fused_mul_add(const xsimd::batch<T, A>& x, const xsimd::batch<T, A>& y,
+                                        const xsimd::batch<T, A>& z) {
   return fused<Fused::kMulAdd>(x, y, z);
 }
 template <class T, class A>
-inline xsimd::batch<T, A> fused_mul_sub(const xsimd::batch<T, A>& x, const xsimd::batch<T, A>& y, const xsimd::batch<T, A>& z) {
+inline xsimd::batch<T, A> fused_mul_sub(const xsimd::batch<T, A>& x, const xsimd::batch<T, A>& y,
+                                        const xsimd::batch<T, A>& z) {
   return fused<Fused::kMulSub>(x, y, z);
 }
 template <class T, class A>
-inline xsimd::batch<T, A> fused_neg_mul_add(const xsimd::batch<T, A>& x, const xsimd::batch<T, A>& y, const xsimd::batch<T, A>& z) {
+inline xsimd::batch<T, A> fused_neg_mul_add(const xsimd::batch<T, A>& x, const xsimd::batch<T, A>& y,
+                                            const xsimd::batch<T, A>& z) {
   return fused<Fused::kNegMulAdd>(x, y, z);
 }
 

@@ -18,6 +18,6 @@ SimdIsa choose_simd_isa(const char* setting);
 // choose_simd_isa(getenv("SHARP_SIMD")), once per process (later calls return the first answer).
 SimdIsa active_simd_isa();
 
-std::string simd_isa_name(SimdIsa isa);   // "avx2", "avx512"
+std::string simd_isa_name(SimdIsa isa);  // "avx2", "avx512"
 
 }  // namespace sharp

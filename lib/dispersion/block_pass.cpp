@@ -8,9 +8,9 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "core/simd_exp.hpp"
 #include "dispersion/logit_lanes.hpp"
 #include "dispersion/uniform_draws.hpp"
-#include "core/simd_exp.hpp"
 
 namespace sharp::dispersion {
 namespace {
@@ -89,9 +89,13 @@ struct ExtremesTerm {
   Extremes extremes;
   explicit ExtremesTerm(const Pass&) {}
   template <class Law>
-  void add(const B& y, const Law&) { extremes.add(y); }
+  void add(const B& y, const Law&) {
+    extremes.add(y);
+  }
   template <class Law>
-  void add_masked(const B& y, const Mask& valid, const Law&) { extremes.add_masked(y, valid); }
+  void add_masked(const B& y, const Mask& valid, const Law&) {
+    extremes.add_masked(y, valid);
+  }
   void end_sub_chunk(BlockResult&) {}
   void finish(BlockResult& r) const { extremes.finish(r); }
 };
@@ -120,7 +124,9 @@ struct CountTerm {
   B low, high, count = B(0.0);
   explicit CountTerm(const Pass& p) : low(p.low), high(p.high) {}
   template <class Law>
-  void add(const B& y, const Law&) { count += xsimd::select((y < low) || (y > high), B(1.0), B(0.0)); }
+  void add(const B& y, const Law&) {
+    count += xsimd::select((y < low) || (y > high), B(1.0), B(0.0));
+  }
   template <class Law>
   void add_masked(const B& y, const Mask& valid, const Law&) {
     count += xsimd::select(valid && ((y < low) || (y > high)), B(1.0), B(0.0));
@@ -224,8 +230,8 @@ struct ContinuousWeights {
 // within a lane), but the draws of sub-chunk j + 1 are made while sub-chunk j is summed (half of
 // them by scalar code inside the summing loop; see uniform_draws.hpp). The draws pass through two
 // L1 buffers of kSubChunk doubles. Takes and returns the term by value (see stream_logits).
-TopTerm uniform_top_sub_chunks(std::uint64_t key, double C, std::uint64_t first, std::uint64_t sub_chunks,
-                               TopTerm term, BlockResult& r) {
+TopTerm uniform_top_sub_chunks(std::uint64_t key, double C, std::uint64_t first, std::uint64_t sub_chunks, TopTerm term,
+                               BlockResult& r) {
   constexpr std::size_t kGroup = UniformDraws::kGroup;
   const UniformDraws draws(key);
   alignas(64) double buffer[2][kSubChunk];  // 1 + U of the current and the next sub-chunk
@@ -270,7 +276,7 @@ BlockResult uniform_pass(std::uint64_t key, double C, const Pass& pass, std::uin
 }  // namespace
 
 void BlockResult::merge(const BlockResult& later) {
-  softmax.merge(later.softmax);   // same reference in every block of a pass: no rescale
+  softmax.merge(later.softmax);  // same reference in every block of a pass: no rescale
   y_min = std::min(y_min, later.y_min);
   outside += later.outside;
 }

@@ -22,17 +22,17 @@ namespace sharp::dispersion {
 inline constexpr double kMaxTopRelativeSpread = 600.0;
 
 enum class PassKind {
-  SumsFromTop,    // s = Σ 2^y, t = Σ y·2^y and the extremes of y (needs δ/θ ≤ kMaxTopRelativeSpread)
-  Extremes,       // the extremes of y only (no exp)
+  SumsFromTop,  // s = Σ 2^y, t = Σ y·2^y and the extremes of y (needs δ/θ ≤ kMaxTopRelativeSpread)
+  Extremes,  // the extremes of y only (no exp)
   SumsFromShift,  // s = Σ 2^(y−shift), t = Σ (y−shift)·2^(y−shift) for shift ≥ every y; a weight
-                  // below 2^−1021 (negligible next to the one of weight 1) counts as 0
-  CountOutside,   // how many y lie outside [low, high]
+  // below 2^−1021 (negligible next to the one of weight 1) counts as 0
+  CountOutside,  // how many y lie outside [low, high]
 };
 
 struct Pass {
   PassKind kind;
   double shift = 0.0;  // SumsFromShift
-  double low = 0.0;    // CountOutside
+  double low = 0.0;  // CountOutside
   double high = 0.0;
 };
 

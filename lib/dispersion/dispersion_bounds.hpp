@@ -7,9 +7,9 @@
 
 namespace sharp::dispersion {
 
-double bound_upper(std::uint64_t n, double spread, double theta);            // exp(δ/θ)/n
-double bound_lower(std::uint64_t n, double spread, double theta);            // exp(−δ/θ)/n
-double worst_case_alpha_max(std::uint64_t n, double spread, double theta);   // 1/(1 + (n−1)·exp(−δ/θ))
+double bound_upper(std::uint64_t n, double spread, double theta);  // exp(δ/θ)/n
+double bound_lower(std::uint64_t n, double spread, double theta);  // exp(−δ/θ)/n
+double worst_case_alpha_max(std::uint64_t n, double spread, double theta);  // 1/(1 + (n−1)·exp(−δ/θ))
 // The real threshold 1 + (1/ε − 1)·exp(δ/θ): the worst case has α_max < ε exactly when n exceeds it.
 double smallest_n_below(double epsilon, double spread, double theta);
 // The smallest integer n with worst_case_alpha_max(n) < ε: floor(threshold) + 1 (saturates at 2^64−1).

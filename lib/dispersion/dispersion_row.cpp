@@ -36,7 +36,7 @@ struct RowSpec {
   std::uint64_t n;
   std::uint64_t key;
   double top;  // δ/θ
-  double C;    // δ/θ·log2(e): the y of the bottom of the range is −C
+  double C;  // δ/θ·log2(e): the y of the bottom of the range is −C
 };
 
 RowSpec checked_row(LogitLaw law, std::uint64_t n, double spread, double theta, std::uint64_t key, int threads) {
@@ -86,7 +86,7 @@ RowStatistics row_statistics(LogitLaw law, std::uint64_t n, double spread, doubl
   if (row.top <= kMaxTopRelativeSpread) {
     const BlockResult from_top = row_pass(row, Pass{PassKind::SumsFromTop}, threads);
     r.y_min = from_top.y_min;
-    r.softmax = from_top.softmax;   // shift 0, max y_max
+    r.softmax = from_top.softmax;  // shift 0, max y_max
     // The top is close enough to the max (see above).
     if (std::numbers::ln2 * std::fabs(r.y_max()) <= r.entropy() / 64) return r;
   } else {
@@ -95,13 +95,13 @@ RowStatistics row_statistics(LogitLaw law, std::uint64_t n, double spread, doubl
     r.softmax.max = extremes.softmax.max;
   }
   const double y_max = r.y_max();
-  r.softmax = row_pass(row, Pass{PassKind::SumsFromShift, y_max}, threads).softmax;   // shift y_max
-  r.softmax.max = y_max;   // (that pass does not track it)
+  r.softmax = row_pass(row, Pass{PassKind::SumsFromShift, y_max}, threads).softmax;  // shift y_max
+  r.softmax.max = y_max;  // (that pass does not track it)
   return r;
 }
 
-std::uint64_t count_outside(LogitLaw law, std::uint64_t n, double spread, double theta, std::uint64_t key,
-                            int threads, const RowStatistics& stats, double lower, double upper) {
+std::uint64_t count_outside(LogitLaw law, std::uint64_t n, double spread, double theta, std::uint64_t key, int threads,
+                            const RowStatistics& stats, double lower, double upper) {
   const RowSpec row = checked_row(law, n, spread, theta, key, threads);
   // α_k = 2^(y_k − r)/s lies outside [lower, upper] exactly when y_k lies outside these.
   const double s = stats.softmax.total_sum();

@@ -16,9 +16,9 @@ namespace sharp::dispersion {
 inline constexpr double kViolationTolerance = 1e-12;
 
 struct DispersionRow {
-  double alpha_max;          // largest softmax_θ coefficient of the row
-  double alpha_min;          // smallest
-  double entropy;            // nats
+  double alpha_max;  // largest softmax_θ coefficient of the row
+  double alpha_min;  // smallest
+  double entropy;  // nats
   std::uint64_t violations;  // coefficients outside the lemma's bounds (kViolationTolerance)
 };
 
@@ -33,15 +33,15 @@ inline constexpr std::uint64_t kDispersionBlock = std::uint64_t{1} << 16;
 // r is 0, the top (one pass, no max needed first), unless that would cost accuracy; then the sums
 // are redone with r = y_max (see dispersion_row.cpp).
 struct RowStatistics {
-  double top;     // δ/θ
-  double y_min;   // the smallest y
+  double top;  // δ/θ
+  double y_min;  // the smallest y
   // shift r (0 or y_max), max = y_max, s and t (≤ 0), in base 2 with scale 1.
   OnlineSoftmax<ExpBase::Two, CompensatedSum> softmax;
 
   double y_max() const { return softmax.max; }
   double alpha_max() const { return softmax.weight(softmax.max); }  // 2^(y_max − r)/s
-  double alpha_min() const { return softmax.weight(y_min); }        // 2^(y_min − r)/s
-  double entropy() const { return softmax.entropy(); }              // ln s − ln 2·t/s, nats
+  double alpha_min() const { return softmax.weight(y_min); }  // 2^(y_min − r)/s
+  double entropy() const { return softmax.entropy(); }  // ln s − ln 2·t/s, nats
 };
 
 // Streams the n logits of one row (never stored: O(1) memory per thread) through softmax_θ.
@@ -62,7 +62,7 @@ RowStatistics row_statistics(LogitLaw law, std::uint64_t n, double spread, doubl
 // How many coefficients of the row lie outside [lower, upper], given the row's statistics `row`
 // (from row_statistics with the same arguments): one more pass that regenerates the logits and
 // compares each y with r + log2(s·bound) — only when the extremes show that some coefficient is outside.
-std::uint64_t count_outside(LogitLaw law, std::uint64_t n, double spread, double theta, std::uint64_t key,
-                            int threads, const RowStatistics& row, double lower, double upper);
+std::uint64_t count_outside(LogitLaw law, std::uint64_t n, double spread, double theta, std::uint64_t key, int threads,
+                            const RowStatistics& row, double lower, double upper);
 
 }  // namespace sharp::dispersion

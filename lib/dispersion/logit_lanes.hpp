@@ -23,10 +23,10 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "core/simd_exp.hpp"
 #include "rng/box_muller.hpp"
 #include "rng/counter_lanes.hpp"
 #include "rng/counter_rng.hpp"
-#include "core/simd_exp.hpp"
 
 namespace sharp::dispersion::lanes {
 
@@ -48,7 +48,7 @@ inline B continuous_top_weight(const B& y) { return simd::exp2_in_range(y); }
 // The weights of a law with only two values, 0 (weight 1) and −C (weight 2^−C, the same bits as
 // computing it lane by lane): no exp per logit.
 class TwoValueWeights {
-public:
+ public:
   explicit TwoValueWeights(double C) : bottom_weight_(simd::exp2_bounded(-C)) {}
   // y is +0 or −C: the sign bit tells them apart (for C = 0, −0 gets 2^−0 = 1, right too).
   B operator()(const B& y) const {
@@ -59,12 +59,12 @@ public:
 #endif
   }
 
-private:
+ private:
   B bottom_weight_;
 };
 
 class UniformLanes {
-public:
+ public:
   static constexpr std::size_t kStep = W;
   static constexpr bool kStaged = false;
   static constexpr std::size_t offset(std::size_t slot) { return slot; }
@@ -79,16 +79,18 @@ public:
     f(xsimd::fma(xsimd::bitwise_cast<B>((bits >> 12) | U64Batch(kOneBits)), C_, minus_2C_));
   }
   template <class F>
-  void first_step(F&& f) { step(f); }
+  void first_step(F&& f) {
+    step(f);
+  }
   B top_weight(const B& y) const { return continuous_top_weight(y); }
 
-private:
+ private:
   rng::CounterLanes lanes_;
   B C_, minus_2C_;
 };
 
 class OneHotLanes {
-public:
+ public:
   static constexpr std::size_t kStep = W;
   static constexpr bool kStaged = false;
   static constexpr std::size_t offset(std::size_t slot) { return slot; }
@@ -97,7 +99,9 @@ public:
       : bottom_(-C), weights_(C), row_start_(first == 0) {}
 
   template <class F>
-  void step(F&& f) { f(bottom_); }
+  void step(F&& f) {
+    f(bottom_);
+  }
   template <class F>
   void first_step(F&& f) {
     // Lane 0 is index 0 at the row start: the one logit at the top, y = 0.
@@ -105,14 +109,14 @@ public:
   }
   B top_weight(const B& y) const { return weights_(y); }
 
-private:
+ private:
   B bottom_;
   TwoValueWeights weights_;
   bool row_start_;
 };
 
 class TwoPointLanes {
-public:
+ public:
   static constexpr std::size_t kStep = W;
   static constexpr bool kStaged = false;
   static constexpr std::size_t offset(std::size_t slot) { return slot; }
@@ -121,7 +125,9 @@ public:
       : lanes_(rng::stream_params(key), first), bottom_(-C), weights_(C), row_start_(first == 0) {}
 
   template <class F>
-  void step(F&& f) { f(next()); }
+  void step(F&& f) {
+    f(next());
+  }
   template <class F>
   void first_step(F&& f) {
     B y = next();
@@ -133,7 +139,7 @@ public:
   }
   B top_weight(const B& y) const { return weights_(y); }
 
-private:
+ private:
   // 0 where the top random bit is set (e = δ), −C elsewhere (e = 0): a sign test of the bits.
   B next() {
     const U64Batch bits = lanes_.next_bits();
@@ -152,7 +158,7 @@ private:
 };
 
 class GaussianLanes {
-public:
+ public:
   // One Box–Muller step makes W pairs: the cosines are the even indices, the sines the odd ones.
   static constexpr std::size_t kStep = 2 * W;
   // Box–Muller (log, sqrt, sin, cos) is one long dependency chain: staged through L1 before the sums.
@@ -172,10 +178,12 @@ public:
     f(law(sin_part));
   }
   template <class F>
-  void first_step(F&& f) { step(f); }
+  void first_step(F&& f) {
+    step(f);
+  }
   B top_weight(const B& y) const { return continuous_top_weight(y); }
 
-private:
+ private:
   GaussianLanes(rng::StreamParams p, double C, std::uint64_t pair)
       : radius_(p, 2 * pair, 2), angle_(p, 2 * pair + 1, 2), quarter_(C / 4), minus_half_(-C / 2), bottom_(-C) {}
   // e = clip(δ/2 + (δ/4)·N, 0, δ) shifted and scaled: y = clip((C/4)·N − C/2, −C, 0).

@@ -116,8 +116,8 @@ void generate_scaled_logits(LogitLaw law, double spread, std::uint64_t n, std::u
   throw BadInput("unknown logit law value " + std::to_string(static_cast<int>(law)));
 }
 
-void generate_logits(LogitLaw law, double spread, std::uint64_t n, std::uint64_t key, std::uint64_t first,
-                     double* out, std::size_t count) {
+void generate_logits(LogitLaw law, double spread, std::uint64_t n, std::uint64_t key, std::uint64_t first, double* out,
+                     std::size_t count) {
   generate_scaled_logits(law, spread, n, key, first, 1.0, out, count);
 }
 

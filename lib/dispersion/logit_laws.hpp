@@ -25,8 +25,8 @@ const std::vector<std::string>& logit_law_names();
 
 // out[j] = e_{first+j} for j < count, logits of a row of n. Throws sharp::BadInput when
 // first + count > n, n == 0, or spread is negative or not finite.
-void generate_logits(LogitLaw law, double spread, std::uint64_t n, std::uint64_t key, std::uint64_t first,
-                     double* out, std::size_t count);
+void generate_logits(LogitLaw law, double spread, std::uint64_t n, std::uint64_t key, std::uint64_t first, double* out,
+                     std::size_t count);
 
 // out[j] = e_{first+j} · scale: bit-identical to generate_logits followed by a multiplication,
 // in one pass (z = e·(1/θ)). The dispersion kernel does not store logits: it makes the same laws

@@ -23,7 +23,7 @@
 namespace sharp::dispersion {
 
 class UniformDraws {
-public:
+ public:
   using B = xsimd::batch<double>;
   using U64Batch = rng::U64Batch;
   static constexpr std::size_t W = B::size;
@@ -46,7 +46,7 @@ public:
 
   // Scalar half, one group at a time, from index `first` on (a multiple of kGroup).
   class ScalarCursor {
-  public:
+   public:
     ScalarCursor(rng::StreamParams p, std::uint64_t first)
         : counter_(p.seed + (first + W + 1) * p.gamma), gamma_(p.gamma) {}
     // out[W..2W) of the next group (out points at the group's first index).
@@ -61,7 +61,7 @@ public:
       counter_ += kGroup * gamma_;
     }
 
-  private:
+   private:
     std::uint64_t counter_;  // SplitMix64 counter of the group's first scalar index
     std::uint64_t gamma_;
   };
@@ -74,7 +74,7 @@ public:
     for (std::size_t g = 0; g < count; g += kGroup) cursor.fill_group(out + g);
   }
 
-private:
+ private:
   rng::StreamParams p_;
 };
 

@@ -6,10 +6,10 @@
 namespace sharp::entropy {
 
 struct EntropyAndVariance {
-  double entropy;   // H(p) in nats, p = softmax(β·e)
-  double excess;    // H − ln c, c = number of maxima of e: same β-derivative as H, but held to full
-                    // relative precision when the row is sharp (H → ln c), so finite differences of
-                    // it resolve dH/dβ where differences of H itself drown in rounding
+  double entropy;  // H(p) in nats, p = softmax(β·e)
+  double excess;  // H − ln c, c = number of maxima of e: same β-derivative as H, but held to full
+      // relative precision when the row is sharp (H → ln c), so finite differences of
+      // it resolve dH/dβ where differences of H itself drown in rounding
   double variance;  // Var_p(e)
 };
 
@@ -19,9 +19,9 @@ struct EntropyAndVariance {
 EntropyAndVariance softmax_entropy_and_variance(const double* e, std::size_t n, double beta);
 
 struct EntropyCurve {
-  std::vector<double> beta;         // [S]
-  std::vector<double> entropy;      // [S]
-  std::vector<double> dH_dbeta;     // [S] closed form −β·Var_p(e)
+  std::vector<double> beta;  // [S]
+  std::vector<double> entropy;  // [S]
+  std::vector<double> dH_dbeta;  // [S] closed form −β·Var_p(e)
   std::vector<double> dH_dbeta_fd;  // [S] five-point central difference of H − ln c, h = 1e-4·max(1, β)
 };
 

@@ -19,15 +19,13 @@ namespace {
 
 // Writes one scalar attribute, replacing an existing one of any type. `fail(operation)` throws.
 template <class Fail>
-void write_scalar_attr(hid_t owner, const std::string& name, hid_t stored_type, hid_t memory_type,
-                       const void* value, Fail fail) {
+void write_scalar_attr(hid_t owner, const std::string& name, hid_t stored_type, hid_t memory_type, const void* value,
+                       Fail fail) {
   htri_t there = H5Aexists(owner, name.c_str());
   if (there < 0) fail("look up attribute");
   if (there > 0 && H5Adelete(owner, name.c_str()) < 0) fail("replace attribute");
   Handle space = detail::make_dataspace(nullptr, 0);
-  Handle attribute(H5Acreate2(owner, name.c_str(), stored_type, space.get(), H5P_DEFAULT,
-                              H5P_DEFAULT),
-                   H5Aclose);
+  Handle attribute(H5Acreate2(owner, name.c_str(), stored_type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   if (attribute.get() < 0) fail("create attribute");
   if (H5Awrite(attribute.get(), memory_type, value) < 0) fail("write attribute");
   if (attribute.release() < 0) fail("close attribute");
@@ -47,9 +45,7 @@ void Group::set_attr(const std::string& name, const std::string& value) {
   write_scalar_attr(id_, name, type.get(), type.get(), &pointer, failure);
 }
 
-void Group::set_attr(const std::string& name, const char* value) {
-  set_attr(name, std::string(value));
-}
+void Group::set_attr(const std::string& name, const char* value) { set_attr(name, std::string(value)); }
 
 void Group::set_attr(const std::string& name, std::int64_t value) {
   SilenceErrors quiet;

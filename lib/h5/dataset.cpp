@@ -14,33 +14,40 @@ namespace {
 
 // Per element type: the memory type and the type stored in files (fixed little-endian, so files
 // do not depend on the writer's machine).
-template <class T> struct Types;
-template <> struct Types<double> {
+template <class T>
+struct Types;
+template <>
+struct Types<double> {
   static hid_t memory() { return H5T_NATIVE_DOUBLE; }
   static hid_t stored() { return H5T_IEEE_F64LE; }
   static constexpr const char* name = "double";
 };
-template <> struct Types<float> {
+template <>
+struct Types<float> {
   static hid_t memory() { return H5T_NATIVE_FLOAT; }
   static hid_t stored() { return H5T_IEEE_F32LE; }
   static constexpr const char* name = "float";
 };
-template <> struct Types<std::int64_t> {
+template <>
+struct Types<std::int64_t> {
   static hid_t memory() { return H5T_NATIVE_INT64; }
   static hid_t stored() { return H5T_STD_I64LE; }
   static constexpr const char* name = "int64";
 };
-template <> struct Types<std::int32_t> {
+template <>
+struct Types<std::int32_t> {
   static hid_t memory() { return H5T_NATIVE_INT32; }
   static hid_t stored() { return H5T_STD_I32LE; }
   static constexpr const char* name = "int32";
 };
-template <> struct Types<std::uint64_t> {
+template <>
+struct Types<std::uint64_t> {
   static hid_t memory() { return H5T_NATIVE_UINT64; }
   static hid_t stored() { return H5T_STD_U64LE; }
   static constexpr const char* name = "uint64";
 };
-template <> struct Types<std::uint8_t> {
+template <>
+struct Types<std::uint8_t> {
   static hid_t memory() { return H5T_NATIVE_UINT8; }
   static hid_t stored() { return H5T_STD_U8LE; }
   static constexpr const char* name = "uint8";
@@ -113,13 +120,11 @@ void Group::write(const std::string& name, const T* data, const std::vector<std:
   Handle lcpl = detail::intermediate_groups_lcpl();
   Handle dcpl = creation_list(dims);
   if (dcpl.get() < 0) fail("set up the chunked, compressed layout of", name);
-  Handle dataset(H5Dcreate2(id_, name.c_str(), Types<T>::stored(), space.get(), lcpl.get(),
-                            dcpl.get(), H5P_DEFAULT),
+  Handle dataset(H5Dcreate2(id_, name.c_str(), Types<T>::stored(), space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
                  H5Dclose);
   if (dataset.get() < 0) fail("create dataset", name);
   // An empty dataset has nothing to write (and HDF5 rejects a null buffer).
-  if (product(dims) > 0 &&
-      H5Dwrite(dataset.get(), Types<T>::memory(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+  if (product(dims) > 0 && H5Dwrite(dataset.get(), Types<T>::memory(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
     fail(std::string("write ") + Types<T>::name + " dataset", name);
   if (dataset.release() < 0) fail("close dataset", name);
 }
@@ -137,8 +142,7 @@ std::vector<T> Group::read(const std::string& name, std::vector<std::size_t>* sh
   const std::string as_type = std::string("read as ") + Types<T>::name;
   if (!values.empty()) {
     Handle dxpl = detail::transfer_list(values.size());
-    if (std::is_integral_v<T> &&
-        H5Pset_type_conv_cb(dxpl.get(), refuse_lossy_conversion, nullptr) < 0)
+    if (std::is_integral_v<T> && H5Pset_type_conv_cb(dxpl.get(), refuse_lossy_conversion, nullptr) < 0)
       fail("set up the conversion check for", name);
     if (H5Dread(dataset.get(), Types<T>::memory(), H5S_ALL, H5S_ALL, dxpl.get(), values.data()) < 0)
       fail(as_type + " the dataset", name);
@@ -152,7 +156,7 @@ std::vector<T> Group::read(const std::string& name, std::vector<std::size_t>* sh
   return values;
 }
 
-#define SHARP_H5_INSTANTIATE(T)                                                                   \
+#define SHARP_H5_INSTANTIATE(T)                                                                 \
   template void Group::write<T>(const std::string&, const T*, const std::vector<std::size_t>&); \
   template std::vector<T> Group::read<T>(const std::string&, std::vector<std::size_t>*) const;
 SHARP_H5_INSTANTIATE(double)

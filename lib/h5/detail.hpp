@@ -13,20 +13,18 @@ namespace sharp::h5::detail {
 // it with the matching H5?close. The destructor never throws; release() returns the close status
 // so a success path can check it.
 class Handle {
-public:
+ public:
   using Closer = herr_t (*)(hid_t);
   Handle() = default;
   Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
-  Handle(Handle&& other) noexcept : id_(other.id_), closer_(other.closer_) {
-    other.id_ = H5I_INVALID_HID;
-  }
+  Handle(Handle&& other) noexcept : id_(other.id_), closer_(other.closer_) { other.id_ = H5I_INVALID_HID; }
   Handle& operator=(Handle&& other) noexcept;
   Handle(const Handle&) = delete;
   ~Handle();
   hid_t get() const { return id_; }
   herr_t release();
 
-private:
+ private:
   hid_t id_ = H5I_INVALID_HID;
   Closer closer_ = nullptr;
 };

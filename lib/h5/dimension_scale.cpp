@@ -24,8 +24,7 @@ void Group::create_dimension(const std::string& name, std::size_t length) {
   const hsize_t dims[1] = {length};
   Handle space = detail::make_dataspace(dims, 1);
   // Never written: HDF5 allocates no storage for it (late allocation of a contiguous dataset).
-  Handle d(H5Dcreate2(id_, name.c_str(), H5T_IEEE_F32LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-           H5Dclose);
+  Handle d(H5Dcreate2(id_, name.c_str(), H5T_IEEE_F32LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
   if (d.get() < 0) fail("create dimension", name);
   // netCDF-4's mark of a dimension without a coordinate variable (and its length, as netCDF writes it).
   char text[96];

@@ -59,9 +59,9 @@ herr_t append_record(unsigned n, const H5E_error2_t* e, void* client) {
   char index[16];
   std::snprintf(index, sizeof index, "  #%03u: ", n);
   text += index;
-  text += std::string(e->file_name ? e->file_name : "?") + " line " + std::to_string(e->line) +
-          " in " + (e->func_name ? e->func_name : "?") + "(): " + (e->desc ? e->desc : "") +
-          " [" + message_text(e->maj_num) + " / " + message_text(e->min_num) + "]\n";
+  text += std::string(e->file_name ? e->file_name : "?") + " line " + std::to_string(e->line) + " in " +
+          (e->func_name ? e->func_name : "?") + "(): " + (e->desc ? e->desc : "") + " [" + message_text(e->maj_num) +
+          " / " + message_text(e->min_num) + "]\n";
   return 0;
 }
 

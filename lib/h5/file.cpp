@@ -37,8 +37,7 @@ File::File(hid_t id, std::string filename) : id_(id), filename_(std::move(filena
     std::string stack = detail::take_error_stack();
     H5Fclose(id_);
     id_ = H5I_INVALID_HID;
-    throw Error("h5: cannot open the root group of file '" + filename_ +
-                "'\nHDF5 error stack:\n" + stack);
+    throw Error("h5: cannot open the root group of file '" + filename_ + "'\nHDF5 error stack:\n" + stack);
   }
   root_ = Group(root);
 }
@@ -148,7 +147,9 @@ void sync_directory_of(const std::string& path) {
 }  // namespace
 
 AtomicFile::AtomicFile(const std::string& final_path, Durability durability)
-    : final_path_(final_path), temp_path_(temp_name_for(final_path)), durability_(durability),
+    : final_path_(final_path),
+      temp_path_(temp_name_for(final_path)),
+      durability_(durability),
       file_(File::create(temp_path_)) {}
 
 void AtomicFile::commit() {
@@ -156,8 +157,7 @@ void AtomicFile::commit() {
   file_.close();
   if (durability_ == Durability::SystemCrash) sync_file(temp_path_);
   if (std::rename(temp_path_.c_str(), final_path_.c_str()) != 0)
-    throw Error("h5: cannot rename '" + temp_path_ + "' to '" + final_path_ +
-                "': " + std::strerror(errno));
+    throw Error("h5: cannot rename '" + temp_path_ + "' to '" + final_path_ + "': " + std::strerror(errno));
   committed_ = true;
   if (durability_ == Durability::SystemCrash) sync_directory_of(final_path_);
 }

@@ -89,12 +89,10 @@ void Group::fail(const std::string& operation, const std::string& name) const {
   std::string file = "?";
   query_name(id_, H5Fget_name, file);
   H5Eclear2(H5E_DEFAULT);
-  throw Error("h5: cannot " + operation + " '" + object + "' in file '" + file +
-              "'\nHDF5 error stack:\n" + stack);
+  throw Error("h5: cannot " + operation + " '" + object + "' in file '" + file + "'\nHDF5 error stack:\n" + stack);
 }
 
-void Group::fail_count(const std::string& operation, const std::string& name,
-                       std::size_t count) const {
+void Group::fail_count(const std::string& operation, const std::string& name, std::size_t count) const {
   H5Eclear2(H5E_DEFAULT);
   fail(operation + " (it holds " + std::to_string(count) + " elements, expected 1)", name);
 }
@@ -145,9 +143,7 @@ Group Group::create_group(const std::string& name) {
   return Group(child);
 }
 
-Group Group::require_group(const std::string& name) {
-  return exists(name) ? open_group(name) : create_group(name);
-}
+Group Group::require_group(const std::string& name) { return exists(name) ? open_group(name) : create_group(name); }
 
 Group Group::open_group(const std::string& name) const {
   SilenceErrors quiet;
@@ -159,8 +155,7 @@ Group Group::open_group(const std::string& name) const {
 std::vector<std::string> Group::children() const {
   SilenceErrors quiet;
   std::vector<std::string> names;
-  if (H5Literate(id_, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_name, &names) < 0)
-    fail("list the children of", "");
+  if (H5Literate(id_, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_name, &names) < 0) fail("list the children of", "");
   std::sort(names.begin(), names.end());  // byte order, whatever index the file keeps
   return names;
 }

@@ -20,26 +20,25 @@
 namespace sharp::h5 {
 
 class Error : public std::runtime_error {
-public:
+ public:
   using std::runtime_error::runtime_error;
 };
 
 // Element types a numeric dataset may be written from or read into.
 template <class T>
-concept Element = std::same_as<T, double> || std::same_as<T, float> ||
-                  std::same_as<T, std::int64_t> || std::same_as<T, std::int32_t> ||
-                  std::same_as<T, std::uint64_t> || std::same_as<T, std::uint8_t>;
+concept Element = std::same_as<T, double> || std::same_as<T, float> || std::same_as<T, std::int64_t> ||
+    std::same_as<T, std::int32_t> || std::same_as<T, std::uint64_t> || std::same_as<T, std::uint8_t>;
 
 // Scoped guard: HDF5 prints nothing to stderr while it lives (H5Eset_auto2 off, restored after).
 // Nests correctly. Errors are still recorded on the error stack, which this layer turns into text.
 class SilenceErrors {
-public:
+ public:
   SilenceErrors();
   ~SilenceErrors();
   SilenceErrors(const SilenceErrors&) = delete;
   SilenceErrors& operator=(const SilenceErrors&) = delete;
 
-private:
+ private:
   H5E_auto2_t saved_func_ = nullptr;
   void* saved_data_ = nullptr;
 };
@@ -47,7 +46,7 @@ private:
 // A group (the file's root group included). Move-only; owns its hid_t. Dataset and attribute
 // names may be paths ("params/n"): intermediate groups are created on write.
 class Group {
-public:
+ public:
   Group() = default;  // an invalid group; every operation on it throws
   Group(Group&& other) noexcept;
   Group& operator=(Group&& other) noexcept;
@@ -56,13 +55,13 @@ public:
   ~Group();
 
   bool valid() const;
-  bool exists(const std::string& name) const;          // link exists ("a/b" paths allowed)
-  Group create_group(const std::string& name);         // creates intermediate groups; Error if it exists
-  Group require_group(const std::string& name);        // open if it exists, else create
-  Group open_group(const std::string& name) const;     // Error if missing or not a group
-  std::vector<std::string> children() const;           // child link names, sorted by name
-  std::string path() const;                            // e.g. "/points/params"
-  std::string file_name() const;                       // name of the file this group lives in
+  bool exists(const std::string& name) const;  // link exists ("a/b" paths allowed)
+  Group create_group(const std::string& name);  // creates intermediate groups; Error if it exists
+  Group require_group(const std::string& name);  // open if it exists, else create
+  Group open_group(const std::string& name) const;  // Error if missing or not a group
+  std::vector<std::string> children() const;  // child link names, sorted by name
+  std::string path() const;  // e.g. "/points/params"
+  std::string file_name() const;  // name of the file this group lives in
 
   // Numeric datasets. shape = dims, row-major; data holds product(shape) elements; shape {} is a
   // scalar (rank 0), shape {0} an empty 1-D dataset. Stored little-endian with T's width; arrays of
@@ -78,8 +77,8 @@ public:
   void write_scalar(const std::string& name, T value) {
     write(name, &value, {});
   }
-  void write_string(const std::string& name, const std::string& value);                // scalar vlen UTF-8
-  void write_strings(const std::string& name, const std::vector<std::string>& values); // 1-D vlen UTF-8
+  void write_string(const std::string& name, const std::string& value);  // scalar vlen UTF-8
+  void write_strings(const std::string& name, const std::vector<std::string>& values);  // 1-D vlen UTF-8
 
   // Reads with HDF5's numeric conversion from whatever numeric type is stored (int64 -> double
   // works). A lossy conversion to an integer type (fraction, overflow, NaN, inf) throws instead of
@@ -92,13 +91,13 @@ public:
     if (v.size() != 1) fail_count("read scalar", name, v.size());
     return v[0];
   }
-  std::string read_string(const std::string& name) const;               // vlen or fixed-length
-  std::vector<std::string> read_strings(const std::string& name) const; // all elements, row-major
+  std::string read_string(const std::string& name) const;  // vlen or fixed-length
+  std::vector<std::string> read_strings(const std::string& name) const;  // all elements, row-major
   std::vector<std::size_t> shape(const std::string& name) const;
   enum class Kind { Float, Integer, String, Other };
   Kind dataset_kind(const std::string& name) const;  // class of the stored element type
-  bool is_dataset(const std::string& name) const;    // a dataset (not a group)
-  bool is_virtual(const std::string& name) const;    // a virtual dataset: no data of its own
+  bool is_dataset(const std::string& name) const;  // a dataset (not a group)
+  bool is_virtual(const std::string& name) const;  // a virtual dataset: no data of its own
   // A numeric dataset's values as stored, little-endian bytes of the stored element type, without
   // conversion; `code` is that type as numpy writes it: "f8", "f4", "i8", "u1", ... Error otherwise.
   std::vector<unsigned char> read_raw(const std::string& name, std::string* code) const;
@@ -113,16 +112,14 @@ public:
   // Any other integer (int, size_t, bool) is stored as int64, so set_attr("threads", 4) is not
   // ambiguous between int64 and double; a value beyond int64 is an Error.
   template <std::integral I>
-    requires(!std::same_as<I, std::int64_t>)
-  void set_attr(const std::string& name, I value) {
+  requires(!std::same_as<I, std::int64_t>) void set_attr(const std::string& name, I value) {
     if constexpr (std::is_unsigned_v<I>)
-      if (static_cast<std::uint64_t>(value) > std::uint64_t(INT64_MAX))
-        fail_range("set attribute", name);
+      if (static_cast<std::uint64_t>(value) > std::uint64_t(INT64_MAX)) fail_range("set attribute", name);
     set_attr(name, static_cast<std::int64_t>(value));
   }
   std::string attr_string(const std::string& name) const;
-  std::int64_t attr_int(const std::string& name) const;   // Error unless stored as an integer
-  double attr_double(const std::string& name) const;      // integer or float
+  std::int64_t attr_int(const std::string& name) const;  // Error unless stored as an integer
+  double attr_double(const std::string& name) const;  // integer or float
 
   // Attributes of the dataset `dataset` of this group (units, long_name, ...); set overwrites.
   void set_dataset_attr(const std::string& dataset, const std::string& key, const std::string& value);
@@ -151,7 +148,7 @@ public:
 
   hid_t id() const { return id_; }  // escape hatch to the C API; still owned by this Group
 
-private:
+ private:
   friend class File;
   explicit Group(hid_t id) : id_(id) {}
   void close_quietly() noexcept;
@@ -160,15 +157,14 @@ private:
   // after the failing C call: any other HDF5 call resets the error stack.
   [[noreturn]] void fail(const std::string& operation, const std::string& name) const;
   [[noreturn]] void fail_range(const std::string& operation, const std::string& name) const;
-  [[noreturn]] void fail_count(const std::string& operation, const std::string& name,
-                               std::size_t count) const;
+  [[noreturn]] void fail_count(const std::string& operation, const std::string& name, std::size_t count) const;
 
   hid_t id_ = H5I_INVALID_HID;
 };
 
 class File {
-public:
-  static File create(const std::string& path);     // truncate or create, read-write
+ public:
+  static File create(const std::string& path);  // truncate or create, read-write
   static File open_read(const std::string& path);  // read-only
   static File open_rw(const std::string& path);
 
@@ -185,7 +181,7 @@ public:
   void flush();
   void close();  // throws on failure; idempotent
 
-private:
+ private:
   File(hid_t id, std::string filename);
   hid_t id_ = H5I_INVALID_HID;
   std::string filename_;
@@ -200,7 +196,7 @@ enum class Durability { ProcessCrash, SystemCrash };
 // it for SystemCrash) and renames it over <final> atomically. Destroyed without commit() (exception,
 // early return), the temporary is closed and unlinked. A reader sees the old file or the complete new one.
 class AtomicFile {
-public:
+ public:
   explicit AtomicFile(const std::string& final_path, Durability durability = Durability::SystemCrash);
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -212,7 +208,7 @@ public:
   const std::string& temp_path() const { return temp_path_; }
   const std::string& final_path() const { return final_path_; }
 
-private:
+ private:
   std::string final_path_;
   std::string temp_path_;
   Durability durability_;

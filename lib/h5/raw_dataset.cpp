@@ -84,7 +84,8 @@ std::vector<unsigned char> Group::read_raw(const std::string& name, std::string*
   const hssize_t n = H5Sget_simple_extent_npoints(space.get());
   if (n < 0) fail("count the elements of", name);
   std::vector<unsigned char> bytes(std::size_t(n) * size);
-  if (n > 0 && H5Dread(dataset.get(), memory.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()) < 0) fail("read", name);
+  if (n > 0 && H5Dread(dataset.get(), memory.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()) < 0)
+    fail("read", name);
   return bytes;
 }
 

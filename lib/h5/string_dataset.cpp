@@ -14,14 +14,13 @@ namespace {
 // Writes `values` as a dataset of rank 0 (exactly one value) or 1. HDF5 would silently cut a
 // string at an embedded NUL, so such a string is refused. `fail(operation)` throws.
 template <class Fail>
-void write_vlen_strings(hid_t owner, const std::string& name,
-                        const std::vector<std::string>& values, int rank, Fail fail) {
+void write_vlen_strings(hid_t owner, const std::string& name, const std::vector<std::string>& values, int rank,
+                        Fail fail) {
   std::vector<const char*> pointers;
   for (const std::string& v : values) {
     if (std::strlen(v.c_str()) != v.size()) {
       H5Eclear2(H5E_DEFAULT);
-      fail("write strings (element " + std::to_string(pointers.size()) +
-           " contains a NUL byte) to dataset");
+      fail("write strings (element " + std::to_string(pointers.size()) + " contains a NUL byte) to dataset");
     }
     pointers.push_back(v.c_str());
   }
@@ -29,13 +28,11 @@ void write_vlen_strings(hid_t owner, const std::string& name,
   Handle space = detail::make_dataspace(&length, rank);
   Handle type = detail::vlen_utf8_type();
   Handle lcpl = detail::intermediate_groups_lcpl();
-  Handle dataset(H5Dcreate2(owner, name.c_str(), type.get(), space.get(), lcpl.get(),
-                            H5P_DEFAULT, H5P_DEFAULT),
+  Handle dataset(H5Dcreate2(owner, name.c_str(), type.get(), space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
                  H5Dclose);
   if (dataset.get() < 0) fail("create string dataset");
   Handle dxpl = detail::transfer_list(values.size());
-  if (length > 0 &&
-      H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL, dxpl.get(), pointers.data()) < 0)
+  if (length > 0 && H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL, dxpl.get(), pointers.data()) < 0)
     fail("write string dataset");
   if (dataset.release() < 0) fail("close dataset");
 }
@@ -65,9 +62,7 @@ std::vector<std::string> Group::read_strings(const std::string& name) const {
   hid_t d = dataset.get(), x = dxpl.get();
   return detail::read_string_elements(
       type.get(), space.get(),
-      [d, x](hid_t memory, void* buffer) {
-        return H5Dread(d, memory, H5S_ALL, H5S_ALL, x, buffer);
-      },
+      [d, x](hid_t memory, void* buffer) { return H5Dread(d, memory, H5S_ALL, H5S_ALL, x, buffer); },
       [&](const char* operation) { fail(std::string(operation) + " dataset", name); });
 }
 

@@ -7,8 +7,7 @@ namespace sharp::h5::detail {
 
 Handle vlen_utf8_type() {
   Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
-  if (type.get() < 0 || H5Tset_size(type.get(), H5T_VARIABLE) < 0 ||
-      H5Tset_cset(type.get(), H5T_CSET_UTF8) < 0)
+  if (type.get() < 0 || H5Tset_size(type.get(), H5T_VARIABLE) < 0 || H5Tset_cset(type.get(), H5T_CSET_UTF8) < 0)
     raise("cannot build the variable-length UTF-8 string type");
   return type;
 }
@@ -21,8 +20,7 @@ std::vector<std::string> read_variable(hid_t stored_type, hid_t space, std::size
   // Memory type: variable-length C string in the stored character set (no transcoding).
   Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
   H5T_cset_t cset = H5Tget_cset(stored_type);
-  if (mem.get() < 0 || cset < 0 || H5Tset_size(mem.get(), H5T_VARIABLE) < 0 ||
-      H5Tset_cset(mem.get(), cset) < 0)
+  if (mem.get() < 0 || cset < 0 || H5Tset_size(mem.get(), H5T_VARIABLE) < 0 || H5Tset_cset(mem.get(), cset) < 0)
     fail("build memory string type for");
   std::vector<char*> pointers(count, nullptr);
   herr_t status = read(mem.get(), pointers.data());
@@ -41,8 +39,7 @@ std::vector<std::string> read_variable(hid_t stored_type, hid_t space, std::size
   out.reserve(count);
   for (char* p : pointers) out.emplace_back(p ? p : "");
   // HDF5 allocated every string: give them back with the same type and dataspace.
-  if (H5Dvlen_reclaim(mem.get(), space, H5P_DEFAULT, pointers.data()) < 0)
-    fail("reclaim string memory of");
+  if (H5Dvlen_reclaim(mem.get(), space, H5P_DEFAULT, pointers.data()) < 0) fail("reclaim string memory of");
   return out;
 }
 
@@ -80,8 +77,7 @@ std::vector<std::string> read_string_elements(hid_t stored_type, hid_t space,
   htri_t variable = H5Tis_variable_str(stored_type);
   if (variable < 0) fail("inspect string type of");
   if (variable)
-    return count == 0 ? std::vector<std::string>{}
-                      : read_variable(stored_type, space, std::size_t(count), read, fail);
+    return count == 0 ? std::vector<std::string>{} : read_variable(stored_type, space, std::size_t(count), read, fail);
   return read_fixed(stored_type, std::size_t(count), read, fail);
 }
 

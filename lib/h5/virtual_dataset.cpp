@@ -47,8 +47,7 @@ void Group::write_virtual(const std::string& name, const std::vector<std::size_t
   if (type_class == H5T_INTEGER && H5Pset_fill_value(dcpl.get(), H5T_NATIVE_INT64, &kMissingInteger) < 0)
     fail("set the fill value of", name);
   Handle lcpl = detail::intermediate_groups_lcpl();
-  Handle dataset(H5Dcreate2(id_, name.c_str(), type.get(), space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
-                 H5Dclose);
+  Handle dataset(H5Dcreate2(id_, name.c_str(), type.get(), space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT), H5Dclose);
   if (dataset.get() < 0) fail("create virtual dataset", name);
   if (dataset.release() < 0) fail("close virtual dataset", name);
 }

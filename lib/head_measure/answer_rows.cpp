@@ -7,9 +7,15 @@
 namespace sharp::head_measure {
 
 AnswerRows::AnswerRows(std::size_t layers, std::size_t heads, std::size_t first_row)
-    : layers_(layers), heads_(heads), first_row_(first_row), entropy_sum_(layers * heads),
-      entropy_before_beta_sum_(layers * heads), delta_sum_(layers * heads), delta_max_(layers * heads, -std::numeric_limits<double>::infinity()),
-      ln_k_sum_(layers * heads), rows_(layers * heads) {}
+    : layers_(layers),
+      heads_(heads),
+      first_row_(first_row),
+      entropy_sum_(layers * heads),
+      entropy_before_beta_sum_(layers * heads),
+      delta_sum_(layers * heads),
+      delta_max_(layers * heads, -std::numeric_limits<double>::infinity()),
+      ln_k_sum_(layers * heads),
+      rows_(layers * heads) {}
 
 template <class T>
 void AnswerRows::keep(const transformer::AttentionTile<T>& tile) {

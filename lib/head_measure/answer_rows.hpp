@@ -29,12 +29,12 @@ class AnswerRows final : public transformer::AttentionObserver {
 
   std::size_t layers() const { return layers_; }
   std::size_t heads() const { return heads_; }
-  std::int64_t rows() const;                    // rows per head (the same for every head)
-  std::vector<double> entropy_mean() const;     // [layers · heads] nats; NaN without rows
-  std::vector<double> entropy_before_beta_mean() const;   // [layers · heads] nats; NaN without rows
-  std::vector<double> delta_mean() const;       // [layers · heads] logit units; NaN without rows
-  std::vector<double> delta_max() const;        // [layers · heads] logit units; NaN without rows
-  double ln_k_mean() const;                     // mean ln k over the rows of head 0; NaN without rows
+  std::int64_t rows() const;  // rows per head (the same for every head)
+  std::vector<double> entropy_mean() const;  // [layers · heads] nats; NaN without rows
+  std::vector<double> entropy_before_beta_mean() const;  // [layers · heads] nats; NaN without rows
+  std::vector<double> delta_mean() const;  // [layers · heads] logit units; NaN without rows
+  std::vector<double> delta_max() const;  // [layers · heads] logit units; NaN without rows
+  double ln_k_mean() const;  // mean ln k over the rows of head 0; NaN without rows
 
  private:
   template <class T>

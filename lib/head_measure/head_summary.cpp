@@ -107,7 +107,8 @@ std::vector<HeadSummary> combine_summaries(const std::vector<std::vector<HeadSum
       m.delta_max = std::max(m.delta_max, s.delta_max);
       m.delta_half_max = std::max(m.delta_half_max, s.delta_half_max);
       m.alpha_max_half_max = std::max(m.alpha_max_half_max, s.alpha_max_half_max);
-      if (std::isfinite(s.beta_max)) m.beta_max = std::isfinite(m.beta_max) ? std::max(m.beta_max, s.beta_max) : s.beta_max;
+      if (std::isfinite(s.beta_max))
+        m.beta_max = std::isfinite(m.beta_max) ? std::max(m.beta_max, s.beta_max) : s.beta_max;
       for (auto field : {&HeadSummary::delta_half_mean, &HeadSummary::alpha_max_half_mean,
                          &HeadSummary::n_alpha_max_half_mean, &HeadSummary::entropy_half_mean,
                          &HeadSummary::entropy_gap_half, &HeadSummary::entropy_all_mean, &HeadSummary::delta_last,

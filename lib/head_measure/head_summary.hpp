@@ -16,18 +16,18 @@ namespace sharp::head_measure {
 inline constexpr double kLemmaSlack = 1e-12;
 
 struct HeadSummary {
-  double delta_max = 0;            // max δ_row over every row and sequence (the head's sup δ at this n)
+  double delta_max = 0;  // max δ_row over every row and sequence (the head's sup δ at this n)
   double delta_half_max = 0, delta_half_mean = 0;
   double alpha_max_half_max = 0, alpha_max_half_mean = 0;
   double n_alpha_max_half_mean = 0;  // mean k·α_max over half rows: bounded for a dispersing head (the rate test)
-  double entropy_half_mean = 0;    // mean H over half rows
-  double entropy_gap_half = 0;     // mean (ln k − H) over half rows: 0 for uniform attention
-  double entropy_all_mean = 0;     // mean H over every row (causal: compare with ln(n!)/n)
+  double entropy_half_mean = 0;  // mean H over half rows
+  double entropy_gap_half = 0;  // mean (ln k − H) over half rows: 0 for uniform attention
+  double entropy_all_mean = 0;  // mean H over every row (causal: compare with ln(n!)/n)
   double delta_last = 0, alpha_max_last = 0, alpha_min_last = 0, entropy_last = 0;
-  double beta_last = 0;            // NaN for normalisers without an effective β
-  double beta_max = 0;             // largest effective β over every row (NaN: none)
+  double beta_last = 0;  // NaN for normalisers without an effective β
+  double beta_max = 0;  // largest effective β over every row (NaN: none)
   double support_last = 0, support_half_mean = 0;
-  std::int64_t lemma_rows = 0;             // rows checked (softmax family: all)
+  std::int64_t lemma_rows = 0;  // rows checked (softmax family: all)
   std::int64_t lemma_violations_upper = 0, lemma_violations_lower = 0;
 };
 

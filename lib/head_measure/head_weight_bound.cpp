@@ -23,14 +23,13 @@ std::vector<HeadWeightBound> head_weight_bounds(const transformer::TransformerLa
                                                 const std::vector<double>& input_norm_max, std::size_t length) {
   const transformer::TransformerConfig& c = layout.config;
   const std::size_t d = c.d_model, H = c.heads, dh = c.d_head();
-  const std::vector<double> slopes = c.positional == transformer::Positional::Alibi
-                                         ? transformer::alibi_slopes(H)
-                                         : std::vector<double>(H, 0.0);
+  const std::vector<double> slopes =
+      c.positional == transformer::Positional::Alibi ? transformer::alibi_slopes(H) : std::vector<double>(H, 0.0);
   std::vector<HeadWeightBound> out(c.layers * H);
   std::vector<double> block(dh * d);
   for (std::size_t l = 0; l < c.layers; ++l) {
     const transformer::BlockOffsets& o = layout.blocks[l];
-    const T* w = params + o.qkv_weight;   // [3d, d]: q rows, then k rows, then v rows
+    const T* w = params + o.qkv_weight;  // [3d, d]: q rows, then k rows, then v rows
     const T* bias = params + o.qkv_bias;  // [3d]
     const double R = input_norm_max[l];
     const double R_cert = c.layer_norm ? layer_norm_output_norm_bound(params + o.ln1_gain, params + o.ln1_bias, d) : R;

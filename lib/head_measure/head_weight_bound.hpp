@@ -17,11 +17,11 @@
 namespace sharp::head_measure {
 
 struct HeadWeightBound {
-  double sigma_q = 0, sigma_k = 0;   // largest singular values of the head's W_q, W_k blocks
-  double bias_q = 0, bias_k = 0;     // norms of the head's query and key biases
-  double bound = 0;                  // the bound on δ_row above with the measured R
-  double certificate = 0;            // ... with R = certificate_input_norm
-  double certificate_input_norm = 0; // analytic R with LayerNorm, else the measured one
+  double sigma_q = 0, sigma_k = 0;  // largest singular values of the head's W_q, W_k blocks
+  double bias_q = 0, bias_k = 0;  // norms of the head's query and key biases
+  double bound = 0;  // the bound on δ_row above with the measured R
+  double certificate = 0;  // ... with R = certificate_input_norm
+  double certificate_input_norm = 0;  // analytic R with LayerNorm, else the measured one
 };
 
 // The largest norm a LayerNorm output row y = γ ⊙ x̂ + β can have: ‖x̂‖ ≤ √d (x̂ has mean 0 and

@@ -6,16 +6,19 @@
 namespace sharp::head_measure {
 
 RowRecorder::RowRecorder(std::size_t batch, std::size_t layers, std::size_t heads, std::size_t length)
-    : batch_(batch), layers_(layers), heads_(heads), length_(length),
-      rows_(batch * layers * heads * length), input_norms_(layers * batch * length, -1.0) {
+    : batch_(batch),
+      layers_(layers),
+      heads_(heads),
+      length_(length),
+      rows_(batch * layers * heads * length),
+      input_norms_(layers * batch * length, -1.0) {
   // keys = 0 marks a row not observed yet (every observed row has k >= 1).
 }
 
 template <class T>
 void RowRecorder::keep(const transformer::AttentionTile<T>& tile) {
   for (std::size_t r = 0; r < tile.rows; ++r)
-    rows_[((tile.sequence * layers_ + tile.layer) * heads_ + tile.head) * length_ + tile.first_row + r] =
-        tile.stats[r];
+    rows_[((tile.sequence * layers_ + tile.layer) * heads_ + tile.head) * length_ + tile.first_row + r] = tile.stats[r];
 }
 
 template <class T>

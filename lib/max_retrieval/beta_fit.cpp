@@ -4,8 +4,8 @@
 #include <cmath>
 #include <string>
 
-#include "core/online_softmax.hpp"
 #include "core/errors.hpp"
+#include "core/online_softmax.hpp"
 #include "nn/gemm.hpp"
 #include "nn/mlp.hpp"
 #include "nn/omp_threads.hpp"
@@ -18,8 +18,14 @@ class CorrectClassProbability {
  public:
   CorrectClassProbability(const ModelLayout& layout, const float* params, const std::vector<float>& h,
                           const std::vector<float>& e, std::int32_t label)
-      : layout_(layout), params_(params), h_(h), e_(e), label_(label), c_(layout.config.width),
-        z_(layout.head.d), logits_(kClasses) {}
+      : layout_(layout),
+        params_(params),
+        h_(h),
+        e_(e),
+        label_(label),
+        c_(layout.config.width),
+        z_(layout.head.d),
+        logits_(kClasses) {}
 
   double operator()(double beta) { return std::exp(log_p(beta)); }
 
@@ -186,7 +192,8 @@ std::vector<double> polyfit(const std::vector<double>& x, const std::vector<doub
     double norm = 0.0;
     for (std::size_t i = j; i < m; ++i) norm += A[j * m + i] * A[j * m + i];
     norm = std::sqrt(norm);
-    if (norm == 0.0) throw NumericError("polyfit: the points do not determine a degree-" + std::to_string(degree) + " polynomial");
+    if (norm == 0.0)
+      throw NumericError("polyfit: the points do not determine a degree-" + std::to_string(degree) + " polynomial");
     const double alpha = A[j * m + j] > 0 ? -norm : norm;
     std::vector<double> v(m, 0.0);
     for (std::size_t i = j; i < m; ++i) v[i] = A[j * m + i];

@@ -24,12 +24,12 @@
 namespace sharp::max_retrieval {
 
 struct BetaStar {
-  double entropy = 0.0;     // H of the head's softmax at β = 1 (nats)
-  double beta_star = 1.0;   // argmax over [1, β_max] of p_correct(β)
-  double p_star = 0.0;      // p_correct(β*)
-  double p_one = 0.0;       // p_correct(1)
+  double entropy = 0.0;  // H of the head's softmax at β = 1 (nats)
+  double beta_star = 1.0;  // argmax over [1, β_max] of p_correct(β)
+  double p_star = 0.0;  // p_correct(β*)
+  double p_one = 0.0;  // p_correct(1)
   std::int32_t label = 0;
-  std::vector<double> log_p_grid;   // ln p_correct(β) at β = 1, 1 + kBetaGridStep, …, ≤ β_max
+  std::vector<double> log_p_grid;  // ln p_correct(β) at β = 1, 1 + kBetaGridStep, …, ≤ β_max
 };
 
 inline constexpr double kBetaGridStep = 0.25;
@@ -46,10 +46,10 @@ inline constexpr double kBinGainTolerance = 1e-3;
 
 // One entropy bin of the binned protocol.
 struct EntropyBin {
-  double entropy = 0.0;   // mean H of the bin's sets
-  double beta = 1.0;      // argmax over β of the bin's mean ln p_correct (grid, refined by a parabola;
-                          // the smallest β within kBinGainTolerance of the best)
-  double gain = 0.0;      // mean ln p_correct at that β minus at β = 1 (≥ 0)
+  double entropy = 0.0;  // mean H of the bin's sets
+  double beta = 1.0;  // argmax over β of the bin's mean ln p_correct (grid, refined by a parabola;
+      // the smallest β within kBinGainTolerance of the best)
+  double gain = 0.0;  // mean ln p_correct at that β minus at β = 1 (≥ 0)
   std::size_t count = 0;  // sets in the bin
 };
 

@@ -61,7 +61,7 @@ void generate_sample(std::uint64_t key, Batch<T>& batch, std::size_t slot) {
     x[0] = T(item.priority);
     for (std::size_t c = 0; c < kClasses; ++c) x[1 + c] = T(0);
     x[1 + item.cls] = T(1);
-    if (item.priority > best) {   // strict: the lowest index wins ties
+    if (item.priority > best) {  // strict: the lowest index wins ties
       best = item.priority;
       best_index = std::int32_t(i);
       best_class = item.cls;

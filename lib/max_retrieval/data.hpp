@@ -16,7 +16,7 @@
 namespace sharp::max_retrieval {
 
 inline constexpr std::size_t kClasses = 10;
-inline constexpr std::size_t kItemFeatures = 1 + kClasses;   // [priority, one-hot(class)]
+inline constexpr std::size_t kItemFeatures = 1 + kClasses;  // [priority, one-hot(class)]
 
 // Key of training sample `index` of optimizer step `step` (data = f(seed, step, index)).
 std::uint64_t train_sample_key(std::uint64_t data_key, std::int64_t step, std::int64_t index);
@@ -30,7 +30,7 @@ struct Batch {
   std::vector<T> items;
   std::vector<T> query;
   std::vector<std::int32_t> labels;
-  std::vector<std::int32_t> argmax;   // index of the highest-priority item
+  std::vector<std::int32_t> argmax;  // index of the highest-priority item
   void resize(std::size_t samples, std::size_t items_per_sample);
 };
 

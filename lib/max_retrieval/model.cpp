@@ -17,7 +17,7 @@ ModelLayout make_model_layout(const ModelConfig& config) {
   m.phi = nn::add_mlp(m.params, "phi", {d, W, kClasses, config.depth});
   m.decay_size = m.params.size();
   m.normaliser = norm::parse_learnable_spec(config.normaliser, config.train_n);
-  norm::refuse_per_query(m.normaliser, "the max-retrieval model");   // its one query has no hidden state per head
+  norm::refuse_per_query(m.normaliser, "the max-retrieval model");  // its one query has no hidden state per head
   for (const std::string& p : m.normaliser.learned) m.scalars.push_back(m.params.add("head.norm." + p, {1}, 1));
   return m;
 }
@@ -33,8 +33,12 @@ void init_any(const ModelLayout& layout, T* params, std::uint64_t key) {
 
 }  // namespace
 
-void init_model_parameters(const ModelLayout& layout, float* params, std::uint64_t key) { init_any(layout, params, key); }
-void init_model_parameters(const ModelLayout& layout, double* params, std::uint64_t key) { init_any(layout, params, key); }
+void init_model_parameters(const ModelLayout& layout, float* params, std::uint64_t key) {
+  init_any(layout, params, key);
+}
+void init_model_parameters(const ModelLayout& layout, double* params, std::uint64_t key) {
+  init_any(layout, params, key);
+}
 
 template <class T>
 norm::Spec bound_normaliser_spec(const ModelLayout& layout, const T* params) {

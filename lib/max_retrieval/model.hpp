@@ -27,19 +27,19 @@ namespace sharp::max_retrieval {
 struct ModelConfig {
   std::size_t width = 128;
   std::size_t depth = 1;
-  std::string normaliser = "softmax";   // the head's spec during training; may say `learn`
-  std::size_t train_n = 16;             // training set size (sets ssmax:s=learn's initial s)
+  std::string normaliser = "softmax";  // the head's spec during training; may say `learn`
+  std::size_t train_n = 16;  // training set size (sets ssmax:s=learn's initial s)
 };
 
 struct ModelLayout {
   ModelConfig config;
   nn::ParameterLayout params;
   nn::MlpLayout psi, query, phi;
-  std::size_t W_Q = 0, W_K = 0, W_V = 0;   // offsets of the head's [d, W] matrices
+  std::size_t W_Q = 0, W_K = 0, W_V = 0;  // offsets of the head's [d, W] matrices
   nn::HeadShape head;
-  norm::LearnableSpec normaliser;          // the training spec, learned scalars at their initial values
-  std::vector<std::size_t> scalars;        // [learned]: offset of head.norm.<p>
-  std::size_t decay_size = 0;              // weight decay applies to params [0, decay_size) only
+  norm::LearnableSpec normaliser;  // the training spec, learned scalars at their initial values
+  std::vector<std::size_t> scalars;  // [learned]: offset of head.norm.<p>
+  std::size_t decay_size = 0;  // weight decay applies to params [0, decay_size) only
 };
 
 // Tensor names: psi.<l>.weight/bias, query.<l>.weight/bias, head.W_Q, head.W_K, head.W_V,
@@ -59,15 +59,15 @@ norm::Spec bound_normaliser_spec(const ModelLayout& layout, const T* params);
 // Per-batch activations (everything the backward needs) and gradient scratch; reused across calls.
 template <class T>
 struct ModelCache {
-  std::vector<T> h;        // [B, n, W]  ψ(items)
-  std::vector<T> hq;       // [B, W]     query MLP output
-  std::vector<T> z;        // [B, d]     head output
-  std::vector<T> logits;   // [B, 10]
-  std::vector<T> probs;    // [B, 10]
+  std::vector<T> h;  // [B, n, W]  ψ(items)
+  std::vector<T> hq;  // [B, W]     query MLP output
+  std::vector<T> z;  // [B, d]     head output
+  std::vector<T> logits;  // [B, 10]
+  std::vector<T> probs;  // [B, 10]
   std::vector<T> dlogits, dz, dh, dhq;
   nn::MlpCache<T> psi, query, phi;
   nn::HeadCache<T> head;
-  std::vector<double> dnorm;   // [B, P] per-sample gradient of the normaliser's parameters
+  std::vector<double> dnorm;  // [B, P] per-sample gradient of the normaliser's parameters
 };
 
 // Forward pass over a batch; returns the summed loss and the number of correct predictions.

@@ -22,7 +22,7 @@ void OnlineAttention::add(const float* e, const float* h, std::size_t count, flo
     if (!std::isfinite(e[i])) throw NumericError("online attention: non-finite logit " + std::to_string(e[i]));
     chunk_max = std::max(chunk_max, beta_ * double(e[i]));
   }
-  if (chunk_max > softmax_.shift) {   // rescale what was accumulated against the old maximum
+  if (chunk_max > softmax_.shift) {  // rescale what was accumulated against the old maximum
     // glibc's exp, as for the terms below, so that factors and terms agree.
     const double r = softmax_.rescale_to(chunk_max, 1.0, [](double d) { return std::exp(d); });
     for (double& x : v_) x *= r;
@@ -31,7 +31,7 @@ void OnlineAttention::add(const float* e, const float* h, std::size_t count, flo
   const double m = softmax_.shift;
   double s = 0.0, t = 0.0;
   for (std::size_t i = 0; i < count; ++i) {
-    const double z = std::fma(beta_, double(e[i]), -m);   // β e − m, one rounding
+    const double z = std::fma(beta_, double(e[i]), -m);  // β e − m, one rounding
     const double wi = std::exp(z);
     s += wi;
     t = std::fma(z, wi, t);
@@ -40,7 +40,7 @@ void OnlineAttention::add(const float* e, const float* h, std::size_t count, flo
   softmax_.add_sums(s, t);
   const std::size_t W = v_.size();
   chunk_v_.resize(W);
-  nn::gemv(nn::Trans::Yes, count, W, 1.0f, h, w, 0.0f, chunk_v_.data());   // Σ w_i h_i
+  nn::gemv(nn::Trans::Yes, count, W, 1.0f, h, w, 0.0f, chunk_v_.data());  // Σ w_i h_i
   for (std::size_t k = 0; k < W; ++k) v_[k] += double(chunk_v_[k]);
 }
 

@@ -24,15 +24,15 @@ class OnlineAttention {
   void add(const float* e, const float* h, std::size_t count, float* w);
 
   double beta() const { return beta_; }
-  double max() const { return softmax_.shift; }   // m, in scaled units (β·e)
+  double max() const { return softmax_.shift; }  // m, in scaled units (β·e)
   double sum() const { return softmax_.sum; }
-  double entropy() const { return softmax_.entropy(); }   // ln s − t/s
-  double weight(double e) const;            // α of an item with raw logit e: exp(β e − m)/s
-  void weighted_mean(float* c) const;       // c [W] = v / s
+  double entropy() const { return softmax_.entropy(); }  // ln s − t/s
+  double weight(double e) const;  // α of an item with raw logit e: exp(β e − m)/s
+  void weighted_mean(float* c) const;  // c [W] = v / s
 
  private:
   double beta_;
-  OnlineSoftmax<> softmax_;   // of the scaled logits β·e (scale 1), shift = max = m
+  OnlineSoftmax<> softmax_;  // of the scaled logits β·e (scale 1), shift = max = m
   std::vector<double> v_;
   std::vector<float> chunk_v_;
 };

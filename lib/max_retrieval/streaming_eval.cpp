@@ -3,8 +3,8 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <limits>
 #include <cmath>
+#include <limits>
 
 #include "core/errors.hpp"
 #include "core/parallel_for.hpp"
@@ -18,7 +18,7 @@ namespace sharp::max_retrieval {
 // (normalisers/temperature.hpp), any other on the whole row.
 struct StreamingEvaluator::Rule {
   std::shared_ptr<norm::Normaliser> normaliser;
-  const norm::Temperature* temperature = nullptr;   // of `normaliser`; nullptr: the whole row
+  const norm::Temperature* temperature = nullptr;  // of `normaliser`; nullptr: the whole row
   bool streams() const { return temperature != nullptr; }
   bool entropy_pass() const { return temperature != nullptr && temperature->needs_entropy_pass(); }
 };
@@ -28,8 +28,8 @@ struct StreamingEvaluator::Workspace {
   std::vector<float> x, priorities, h, e, w;
   std::vector<std::int32_t> classes;
   nn::MlpCache<float> psi, query, phi;
-  std::vector<float> row_e, row_p;              // [n] FullRow only
-  std::vector<double> row_v;                    // [K_full, W]
+  std::vector<float> row_e, row_p;  // [n] FullRow only
+  std::vector<double> row_v;  // [K_full, W]
 };
 
 namespace {
@@ -123,7 +123,7 @@ SampleResult StreamingEvaluator::run(std::uint64_t key, std::size_t n, std::size
   float best_logit = 0.0f;
   float top_logit = -std::numeric_limits<float>::infinity();
   std::size_t top_index = 0;
-  std::vector<float> h_max(W);   // ψ of the true maximum, for the oracle
+  std::vector<float> h_max(W);  // ψ of the true maximum, for the oracle
   TopItems top;
   top.capacity = std::min(map_items, n);
   for (std::size_t first = 0; first < n; first += C) {
@@ -145,7 +145,8 @@ SampleResult StreamingEvaluator::run(std::uint64_t key, std::size_t n, std::size
     }
     for (std::size_t k = 0; k < K; ++k)
       if (rules_[k].streams()) acc[k].add(ws.e.data(), ws.h.data(), count, ws.w.data());
-    if (any_full_row) std::copy(ws.e.begin(), ws.e.begin() + std::ptrdiff_t(count), ws.row_e.begin() + std::ptrdiff_t(first));
+    if (any_full_row)
+      std::copy(ws.e.begin(), ws.e.begin() + std::ptrdiff_t(count), ws.row_e.begin() + std::ptrdiff_t(first));
   }
 
   // Between the passes: β from the β = 1 entropy where the temperature needs it (a second pass
@@ -160,7 +161,7 @@ SampleResult StreamingEvaluator::run(std::uint64_t key, std::size_t n, std::size
       again[k] = second_pass = true;
     }
   }
-  std::vector<std::size_t> full_rows;   // rule index per full-row normaliser
+  std::vector<std::size_t> full_rows;  // rule index per full-row normaliser
   for (std::size_t k = 0; k < K; ++k)
     if (!rules_[k].streams()) full_rows.push_back(k);
   ws.row_v.assign(full_rows.size() * W, 0.0);
@@ -200,7 +201,7 @@ SampleResult StreamingEvaluator::run(std::uint64_t key, std::size_t n, std::size
       for (std::size_t j = 0; j < W; ++j) c[k * W + j] = float(ws.row_v[f * W + j]);
       o.entropy = norm::entropy(p.data(), n);
       o.weight_on_max = p[std::size_t(result.argmax)];
-      o.beta = 1.0;   // no temperature
+      o.beta = 1.0;  // no temperature
       for (const auto& t : top.entries) o.map.push_back(p[t.index]);
       ++f;
     } else {

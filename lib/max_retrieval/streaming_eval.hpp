@@ -29,19 +29,19 @@ namespace sharp::max_retrieval {
 struct NormaliserOutcome {
   std::int32_t prediction = 0;
   std::array<float, kClasses> logits{};
-  double entropy = 0.0;        // H(α) in nats
+  double entropy = 0.0;  // H(α) in nats
   double weight_on_max = 0.0;  // α of the highest-priority item
-  double beta = 1.0;           // inverse temperature applied (adaptive: β(H); ssmax: s·ln n; 1 without a temperature)
-  std::vector<double> map;     // α of the map_items highest-priority items, by decreasing priority
+  double beta = 1.0;  // inverse temperature applied (adaptive: β(H); ssmax: s·ln n; 1 without a temperature)
+  std::vector<double> map;  // α of the map_items highest-priority items, by decreasing priority
 };
 
 struct SampleResult {
   std::int32_t label = 0;
-  std::int32_t argmax = 0;     // index of the highest-priority item (the true maximum)
+  std::int32_t argmax = 0;  // index of the highest-priority item (the true maximum)
   // The error taken apart (docs/science.md#max-retrieval), events that do not depend on the normaliser:
-  bool oracle = false;         // φ(W_V ψ(true maximum)) reads the label: attention weight 1 on it suffices
-  bool ranking = false;        // the highest head logit (first, on a tie) is on the true maximum
-  std::vector<NormaliserOutcome> outcomes;   // one per normaliser, in the evaluator's order
+  bool oracle = false;  // φ(W_V ψ(true maximum)) reads the label: attention weight 1 on it suffices
+  bool ranking = false;  // the highest head logit (first, on a tie) is on the true maximum
+  std::vector<NormaliserOutcome> outcomes;  // one per normaliser, in the evaluator's order
 };
 
 class StreamingEvaluator {

@@ -16,17 +16,17 @@ namespace sharp::max_retrieval {
 
 // The training settings a model carries besides its weights.
 struct TrainedModelConfig {
-  ModelConfig model;               // width, depth, training normaliser and n (learned scalars' tensors)
-  std::string train_normaliser;    // the head's normaliser during training
+  ModelConfig model;  // width, depth, training normaliser and n (learned scalars' tensors)
+  std::string train_normaliser;  // the head's normaliser during training
   std::int64_t train_n = 0, seed = 0;
 };
 
 struct TrainedModel {
-  std::string name;                // where it came from, for messages ("FILE.h5#ID")
+  std::string name;  // where it came from, for messages ("FILE.h5#ID")
   ModelLayout layout;
-  std::vector<float> params;       // [layout.params.size()]
-  std::string train_normaliser;    // as written (may say `learn`)
-  norm::Spec trained;              // the same with the learned scalars bound: what `trained` evaluates
+  std::vector<float> params;  // [layout.params.size()]
+  std::string train_normaliser;  // as written (may say `learn`)
+  norm::Spec trained;  // the same with the learned scalars bound: what `trained` evaluates
   std::int64_t train_n = 0, seed = 0;
 };
 

@@ -53,7 +53,7 @@ void Trainer::for_each_chunk(std::size_t chunks, ChunkBody&& body) {
 }
 
 StepStats Trainer::step() {
-  bind_normaliser();   // the scalars may have been set from a checkpoint
+  bind_normaliser();  // the scalars may have been set from a checkpoint
   const std::int64_t step = steps_done();
   const std::size_t B = config_.batch, P = params_.size();
   const std::size_t chunks = chunk_grads_.size();

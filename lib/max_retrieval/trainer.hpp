@@ -24,23 +24,23 @@ namespace sharp::max_retrieval {
 inline constexpr std::size_t kChunkSamples = 16;
 
 struct TrainConfig {
-  ModelConfig model;                    // model.normaliser: the head's spec during training
-  std::size_t train_n = 16;             // items per training set (also model.train_n)
+  ModelConfig model;  // model.normaliser: the head's spec during training
+  std::size_t train_n = 16;  // items per training set (also model.train_n)
   std::size_t batch = 128;
   double weight_decay = 1e-3;
-  double clip = 0.0;                    // global-norm clipping threshold; 0 = off
-  nn::LrSchedule schedule;              // holds lr and the total number of steps
+  double clip = 0.0;  // global-norm clipping threshold; 0 = off
+  nn::LrSchedule schedule;  // holds lr and the total number of steps
 };
 
 struct StepStats {
-  double loss = 0.0;          // batch mean cross-entropy (before the update)
-  std::int64_t correct = 0;   // correct predictions in the batch (before the update)
-  double grad_norm = 0.0;     // global norm before clipping
-  double lr = 0.0;            // learning rate used
+  double loss = 0.0;  // batch mean cross-entropy (before the update)
+  std::int64_t correct = 0;  // correct predictions in the batch (before the update)
+  double grad_norm = 0.0;  // global norm before clipping
+  double lr = 0.0;  // learning rate used
 };
 
 struct Evaluation {
-  double loss = 0.0;          // mean cross-entropy
+  double loss = 0.0;  // mean cross-entropy
   std::int64_t correct = 0;
   std::int64_t samples = 0;
   double accuracy() const { return samples ? double(correct) / double(samples) : 0.0; }
@@ -72,7 +72,7 @@ class Trainer {
     Batch<float> batch;
     ModelCache<float> cache;
   };
-  void bind_normaliser();   // rebuilds normaliser_ from the learned scalars in params_
+  void bind_normaliser();  // rebuilds normaliser_ from the learned scalars in params_
   template <class ChunkBody>
   void for_each_chunk(std::size_t chunks, ChunkBody&& body);
 
@@ -82,8 +82,8 @@ class Trainer {
   std::uint64_t data_key_;
   int threads_;
   std::vector<float> params_, grads_;
-  std::vector<std::vector<float>> chunk_grads_;   // [chunks][P]
-  std::vector<Workspace> workspaces_;             // one per thread
+  std::vector<std::vector<float>> chunk_grads_;  // [chunks][P]
+  std::vector<Workspace> workspaces_;  // one per thread
   nn::AdamW optimizer_;
 };
 

@@ -16,7 +16,7 @@ struct AdamWConfig {
   double beta2 = 0.999;
   double eps = 1e-8;
   double weight_decay = 0.0;
-  std::size_t decay_size = SIZE_MAX;   // weight decay on params [0, decay_size) only
+  std::size_t decay_size = SIZE_MAX;  // weight decay on params [0, decay_size) only
 };
 
 class AdamW {

@@ -16,7 +16,7 @@ namespace sharp::nn {
 
 struct HeadShape {
   std::size_t width = 1;  // W
-  std::size_t d = 1;      // head dimension
+  std::size_t d = 1;  // head dimension
 };
 
 template <class T>
@@ -36,13 +36,13 @@ struct HeadGrads {
 // Forward values kept for the backward, and the backward's scratch. Sized by head_forward.
 template <class T>
 struct HeadCache {
-  std::vector<T> q;       // [B, d]   W_Q h_q
-  std::vector<T> u;       // [B, W]   W_Kᵀ q / √d
-  std::vector<T> e;       // [B, n]   logits
-  std::vector<T> alpha;   // [B, n]   normalised weights
-  std::vector<T> c;       // [B, W]   Σ α_i h_i
-  std::vector<T> dalpha, de;       // [B, n]
-  std::vector<T> dc, du, dq;       // [B, W], [B, W], [B, d]
+  std::vector<T> q;  // [B, d]   W_Q h_q
+  std::vector<T> u;  // [B, W]   W_Kᵀ q / √d
+  std::vector<T> e;  // [B, n]   logits
+  std::vector<T> alpha;  // [B, n]   normalised weights
+  std::vector<T> c;  // [B, W]   Σ α_i h_i
+  std::vector<T> dalpha, de;  // [B, n]
+  std::vector<T> dc, du, dq;  // [B, W], [B, W], [B, d]
 };
 
 template <class T>
@@ -54,8 +54,8 @@ void head_forward(T* z, const T* h, const T* hq, const HeadWeights<T>& w, const 
 // the gradient of every sample's loss with respect to the normaliser's own parameters. cache must
 // hold the forward of these inputs.
 template <class T>
-void head_backward(T* dh, T* dhq, const HeadGrads<T>& g, const T* dz, const T* h, const T* hq,
-                   const HeadWeights<T>& w, const HeadShape& shape, const norm::Normaliser& normaliser, std::size_t B,
-                   std::size_t n, HeadCache<T>& cache, double* grad_params = nullptr);
+void head_backward(T* dh, T* dhq, const HeadGrads<T>& g, const T* dz, const T* h, const T* hq, const HeadWeights<T>& w,
+                   const HeadShape& shape, const norm::Normaliser& normaliser, std::size_t B, std::size_t n,
+                   HeadCache<T>& cache, double* grad_params = nullptr);
 
 }  // namespace sharp::nn

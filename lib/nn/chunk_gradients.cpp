@@ -8,8 +8,8 @@
 
 namespace sharp::nn {
 
-void sum_chunk_gradients(float* out, const std::vector<std::vector<float>>& chunks, std::size_t count,
-                         std::size_t size, int threads) {
+void sum_chunk_gradients(float* out, const std::vector<std::vector<float>>& chunks, std::size_t count, std::size_t size,
+                         int threads) {
   OmpThreadsScope scope(threads);
   constexpr std::size_t kSlice = 4096;
   parallel_for((size + kSlice - 1) / kSlice, Loop{"nn/gradient-slices", threads, 0}, [&](std::size_t slice) {

@@ -8,8 +8,8 @@
 
 namespace sharp::nn {
 
-void sum_chunk_gradients(float* out, const std::vector<std::vector<float>>& chunks, std::size_t count,
-                         std::size_t size, int threads);
+void sum_chunk_gradients(float* out, const std::vector<std::vector<float>>& chunks, std::size_t count, std::size_t size,
+                         int threads);
 
 // The same sum, which also leaves the chunks' first `size` entries zero (ready for the next step's
 // accumulation, cleared while in cache instead of by a pass of its own) and returns the global norm

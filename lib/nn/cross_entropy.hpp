@@ -8,7 +8,7 @@
 namespace sharp::nn {
 
 struct CrossEntropyTotals {
-  double loss_sum = 0.0;     // Σ over rows of the loss (rows in index order)
+  double loss_sum = 0.0;  // Σ over rows of the loss (rows in index order)
   std::int64_t correct = 0;  // rows whose argmax logit (lowest index on ties) is the label
 };
 

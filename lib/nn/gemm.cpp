@@ -11,8 +11,8 @@ blasint lead(Trans t, std::size_t rows, std::size_t cols) { return blasint(t == 
 
 }  // namespace
 
-void gemm(Trans ta, Trans tb, std::size_t M, std::size_t N, std::size_t K, float alpha, const float* A,
-          const float* B, float beta, float* C) {
+void gemm(Trans ta, Trans tb, std::size_t M, std::size_t N, std::size_t K, float alpha, const float* A, const float* B,
+          float beta, float* C) {
   if (M == 0 || N == 0) return;
   cblas_sgemm(CblasRowMajor, op(ta), op(tb), blasint(M), blasint(N), blasint(K), alpha, A, lead(ta, M, K), B,
               lead(tb, K, N), beta, C, blasint(N));
@@ -25,8 +25,8 @@ void gemm(Trans ta, Trans tb, std::size_t M, std::size_t N, std::size_t K, doubl
               lead(tb, K, N), beta, C, blasint(N));
 }
 
-void gemm(Trans ta, Trans tb, std::size_t M, std::size_t N, std::size_t K, float alpha, const float* A,
-          std::size_t lda, const float* B, std::size_t ldb, float beta, float* C, std::size_t ldc) {
+void gemm(Trans ta, Trans tb, std::size_t M, std::size_t N, std::size_t K, float alpha, const float* A, std::size_t lda,
+          const float* B, std::size_t ldb, float beta, float* C, std::size_t ldc) {
   if (M == 0 || N == 0) return;
   cblas_sgemm(CblasRowMajor, op(ta), op(tb), blasint(M), blasint(N), blasint(K), alpha, A, blasint(lda), B,
               blasint(ldb), beta, C, blasint(ldc));

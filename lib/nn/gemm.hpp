@@ -13,14 +13,14 @@ namespace sharp::nn {
 
 enum class Trans : bool { No = false, Yes = true };
 
-void gemm(Trans ta, Trans tb, std::size_t M, std::size_t N, std::size_t K, float alpha, const float* A,
-          const float* B, float beta, float* C);
+void gemm(Trans ta, Trans tb, std::size_t M, std::size_t N, std::size_t K, float alpha, const float* A, const float* B,
+          float beta, float* C);
 void gemm(Trans ta, Trans tb, std::size_t M, std::size_t N, std::size_t K, double alpha, const double* A,
           const double* B, double beta, double* C);
 // The same with explicit row strides (leading dimensions) lda, ldb, ldc, for column blocks of a wider
 // row-major matrix (e.g. one head's d_head columns of a [rows, heads·d_head] array).
-void gemm(Trans ta, Trans tb, std::size_t M, std::size_t N, std::size_t K, float alpha, const float* A,
-          std::size_t lda, const float* B, std::size_t ldb, float beta, float* C, std::size_t ldc);
+void gemm(Trans ta, Trans tb, std::size_t M, std::size_t N, std::size_t K, float alpha, const float* A, std::size_t lda,
+          const float* B, std::size_t ldb, float beta, float* C, std::size_t ldc);
 void gemm(Trans ta, Trans tb, std::size_t M, std::size_t N, std::size_t K, double alpha, const double* A,
           std::size_t lda, const double* B, std::size_t ldb, double beta, double* C, std::size_t ldc);
 

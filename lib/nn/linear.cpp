@@ -19,8 +19,8 @@ void linear_forward(T* y, const T* x, const T* W, const T* b, std::size_t rows, 
 template <class T>
 void linear_backward(T* dx, T* dW, T* db, const T* dy, const T* x, const T* W, std::size_t rows, std::size_t in,
                      std::size_t out) {
-  if (dx) gemm(Trans::No, Trans::No, rows, in, out, T(1), dy, W, T(0), dx);   // [rows,out]·[out,in]
-  gemm(Trans::Yes, Trans::No, out, in, rows, T(1), dy, x, T(1), dW);          // [out,rows]·[rows,in]
+  if (dx) gemm(Trans::No, Trans::No, rows, in, out, T(1), dy, W, T(0), dx);  // [rows,out]·[out,in]
+  gemm(Trans::Yes, Trans::No, out, in, rows, T(1), dy, x, T(1), dW);  // [out,rows]·[rows,in]
   if (!db) return;
   // Column sums of dy accumulated in double, rows in index order.
   std::vector<double> sum(out, 0.0);

@@ -14,15 +14,15 @@ namespace sharp::nn {
 
 enum class ScheduleKind { Constant, Cosine, Step };
 
-ScheduleKind parse_schedule_kind(const std::string& name);   // throws sharp::BadInput
-const std::vector<std::string>& schedule_kind_names();        // constant, cosine, step
+ScheduleKind parse_schedule_kind(const std::string& name);  // throws sharp::BadInput
+const std::vector<std::string>& schedule_kind_names();  // constant, cosine, step
 
 struct LrSchedule {
   ScheduleKind kind = ScheduleKind::Cosine;
   double lr = 1e-3;
   std::int64_t total_steps = 1;
   std::int64_t warmup_steps = 0;
-  double final_fraction = 0.0;   // cosine only
+  double final_fraction = 0.0;  // cosine only
 
   double at(std::int64_t step) const;
 };

@@ -42,7 +42,7 @@ void mlp_backward(T* dx, T* grads, const T* dy, const T* x, const MlpLayout& mlp
   T* buffers[2] = {cache.grad_a.data(), cache.grad_b.data()};
   for (std::size_t l = s.layers(); l-- > 0;) {
     const T* input = l == 0 ? x : cache.hidden[l - 1].data();
-    T* down = l == 0 ? dx : buffers[l % 2];   // dL/d(input of layer l)
+    T* down = l == 0 ? dx : buffers[l % 2];  // dL/d(input of layer l)
     linear_backward(down, grads + mlp.weight[l], grads + mlp.bias[l], upstream, input, params + mlp.weight[l], rows,
                     s.layer_in(l), s.layer_out(l));
     if (l == 0) break;

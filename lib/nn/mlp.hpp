@@ -31,8 +31,8 @@ MlpLayout add_mlp(ParameterLayout& layout, const std::string& prefix, const MlpS
 // the backward's running gradient. Sized for `rows` by mlp_forward; reused across calls.
 template <class T>
 struct MlpCache {
-  std::vector<std::vector<T>> hidden;   // hidden[l]: [rows, width], output of ReLU after layer l
-  std::vector<T> grad_a, grad_b;        // [rows, width] each
+  std::vector<std::vector<T>> hidden;  // hidden[l]: [rows, width], output of ReLU after layer l
+  std::vector<T> grad_a, grad_b;  // [rows, width] each
   std::size_t rows = 0;
 };
 

@@ -11,10 +11,10 @@
 namespace sharp::nn {
 
 struct TensorInfo {
-  std::string name;                 // e.g. "psi.0.weight"
-  std::vector<std::size_t> shape;   // row-major
-  std::size_t offset = 0;           // into the flat buffer
-  std::size_t fan_in = 0;           // inputs per output unit (LeCun scale); 0 = initialised to zero
+  std::string name;  // e.g. "psi.0.weight"
+  std::vector<std::size_t> shape;  // row-major
+  std::size_t offset = 0;  // into the flat buffer
+  std::size_t fan_in = 0;  // inputs per output unit (LeCun scale); 0 = initialised to zero
   std::size_t size() const;
 };
 
@@ -24,7 +24,7 @@ class ParameterLayout {
   std::size_t add(std::string name, std::vector<std::size_t> shape, std::size_t fan_in);
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const TensorInfo& find(const std::string& name) const;  // throws std::out_of_range
-  std::size_t size() const { return size_; }              // total number of values
+  std::size_t size() const { return size_; }  // total number of values
 
  private:
   std::vector<TensorInfo> tensors_;

@@ -48,8 +48,7 @@ void adaptive_forward_row(const double* z, double* p, std::size_t n, const Tempe
                           Workspace& ws) {
   forward(z, p, n, t, parallel, ws);
 }
-void adaptive_forward_row(const float* z, float* p, std::size_t n, const Temperature& t, bool parallel,
-                          Workspace& ws) {
+void adaptive_forward_row(const float* z, float* p, std::size_t n, const Temperature& t, bool parallel, Workspace& ws) {
   forward(z, p, n, t, parallel, ws);
 }
 
@@ -63,8 +62,8 @@ double adaptive_backward_row(const double* z, const double* p, const double* v, 
   const double dbeta = detail::softmax_backward_row(z, p, v, grad_z, n, t.beta_after(h));
   const double slope = t.beta_after_derivative(h);
   if (slope == 0.0) return dbeta;
-  const double dh = dbeta * slope;   // dL/dH
-  double mean = 0.0;                 // E_q (z - max z)
+  const double dh = dbeta * slope;  // dL/dH
+  double mean = 0.0;  // E_q (z - max z)
   for (std::size_t i = 0; i < n; ++i) {
     if (q[i] > 0.0) mean += q[i] * (z[i] - at_one.max);
   }

@@ -19,19 +19,14 @@ class Workspace;
 // `parallel`: a long row's blocks split across threads (same bits).
 void adaptive_forward_row(const double* z, double* p, std::size_t n, const Temperature& t, bool parallel,
                           Workspace& ws);
-void adaptive_forward_row(const float* z, float* p, std::size_t n, const Temperature& t, bool parallel,
-                          Workspace& ws);
+void adaptive_forward_row(const float* z, float* p, std::size_t n, const Temperature& t, bool parallel, Workspace& ws);
 // grad_z of that row for upstream v; returns dL/dbeta (for the family's parameter gradients).
 double adaptive_backward_row(const double* z, const double* p, const double* v, double* grad_z, std::size_t n,
                              const Temperature& t, Workspace& ws);
 
-inline double adaptive_beta_polynomial(double h) {
-  return (((-0.037 * h + 0.481) * h - 2.3) * h + 4.917) * h - 1.791;
-}
+inline double adaptive_beta_polynomial(double h) { return (((-0.037 * h + 0.481) * h - 2.3) * h + 4.917) * h - 1.791; }
 
-inline double adaptive_beta_polynomial_derivative(double h) {
-  return ((-0.148 * h + 1.443) * h - 4.6) * h + 4.917;
-}
+inline double adaptive_beta_polynomial_derivative(double h) { return ((-0.148 * h + 1.443) * h - 4.6) * h + 4.917; }
 
 // beta used for a row whose softmax at beta = 1 has entropy h.
 inline double adaptive_beta(double h) {

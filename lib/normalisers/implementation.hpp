@@ -28,8 +28,8 @@ class TemplatedForward : public Normaliser {
 // sum_k p_k (v_k - <p, v>)(z_k - max z), shifted by max z (the sum is shift-invariant) to avoid
 // cancellation on rows like z + 1e6 (0 without with_dbeta: a head without learned scalars skips the
 // sum). Masked entries (p = 0) get 0.
-double softmax_backward_row(const double* z, const double* p, const double* v, double* grad_z,
-                            std::size_t n, double beta, bool with_dbeta = true);
+double softmax_backward_row(const double* z, const double* p, const double* v, double* grad_z, std::size_t n,
+                            double beta, bool with_dbeta = true);
 
 // The vector-Jacobian product of a Jacobian diag(g) - g g^T / sum g (entmax, sparsemax with g = 1 on
 // the support, Stieltjes): grad = g v - g (sum g v) / (sum g).

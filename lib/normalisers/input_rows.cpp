@@ -11,7 +11,8 @@ namespace sharp::norm {
 
 std::optional<std::string> logit_problem(double x) {
   if (std::isnan(x)) return "NaN logit (allowed: finite numbers, -inf for a masked entry)";
-  if (x == std::numeric_limits<double>::infinity()) return "+inf logit (allowed: finite numbers, -inf for a masked entry)";
+  if (x == std::numeric_limits<double>::infinity())
+    return "+inf logit (allowed: finite numbers, -inf for a masked entry)";
   return std::nullopt;
 }
 

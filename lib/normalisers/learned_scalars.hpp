@@ -20,10 +20,10 @@
 namespace sharp::norm {
 
 struct LearnableSpec {
-  Spec spec;                          // learned parameters at their initial values
-  std::vector<std::string> learned;   // learned parameter names, in the normaliser's parameter_names() order
-  std::vector<std::size_t> index;     // [learned.size()]: position of each in parameter_names()
-  std::vector<bool> per_query;        // [learned.size()]: learned per query (a vector w besides c)
+  Spec spec;  // learned parameters at their initial values
+  std::vector<std::string> learned;  // learned parameter names, in the normaliser's parameter_names() order
+  std::vector<std::size_t> index;  // [learned.size()]: position of each in parameter_names()
+  std::vector<bool> per_query;  // [learned.size()]: learned per query (a vector w besides c)
   bool any() const { return !learned.empty(); }
   bool any_per_query() const;
 };

@@ -12,8 +12,8 @@
 #include "core/errors.hpp"
 #include "core/parallel_for.hpp"
 #include "normalisers/adaptive_temperature.hpp"
-#include "normalisers/softmax_kernels.hpp"
 #include "normalisers/simd/softmax_lanes.hpp"
+#include "normalisers/softmax_kernels.hpp"
 
 namespace sharp::norm {
 namespace {
@@ -91,8 +91,8 @@ void Normaliser::forward_any(const T* z, T* p, std::size_t rows, std::size_t n) 
     forward_in_lanes(z, p, rows, n);
     return;
   }
-  const bool split = splits_long_rows() && n >= kLongRow &&
-                     rows < static_cast<std::size_t>(omp_get_max_threads()) && !omp_in_parallel();
+  const bool split = splits_long_rows() && n >= kLongRow && rows < static_cast<std::size_t>(omp_get_max_threads()) &&
+                     !omp_in_parallel();
   if (split) {
     for (std::size_t r = 0; r < rows; ++r) {
       try {
@@ -138,7 +138,7 @@ void Normaliser::backward_any(const T* z, const T* p, const T* v, T* grad_z, dou
     };
     if constexpr (std::is_same_v<T, double>) {
       row(z + o, p + o, v + o, grad_z + o);
-    } else {   // computed in double
+    } else {  // computed in double
       double* zd = ws.doubles(4, n);
       double* pd = ws.doubles(5, n);
       double* vd = ws.doubles(6, n);
@@ -152,19 +152,18 @@ void Normaliser::backward_any(const T* z, const T* p, const T* v, T* grad_z, dou
   });
 }
 
-void Normaliser::backward(const double* z, const double* p, const double* v, double* grad_z,
-                          double* grad_params, std::size_t rows, std::size_t n) const {
+void Normaliser::backward(const double* z, const double* p, const double* v, double* grad_z, double* grad_params,
+                          std::size_t rows, std::size_t n) const {
   backward_any(z, p, v, grad_z, grad_params, rows, n, nullptr);
 }
 
-void Normaliser::backward(const float* z, const float* p, const float* v, float* grad_z,
-                          double* grad_params, std::size_t rows, std::size_t n) const {
+void Normaliser::backward(const float* z, const float* p, const float* v, float* grad_z, double* grad_params,
+                          std::size_t rows, std::size_t n) const {
   backward_any(z, p, v, grad_z, grad_params, rows, n, nullptr);
 }
 
 void Normaliser::require_row_parameters() const {
-  if (!takes_row_parameters())
-    throw std::logic_error("normaliser '" + name() + "' takes no parameters per row");
+  if (!takes_row_parameters()) throw std::logic_error("normaliser '" + name() + "' takes no parameters per row");
 }
 
 template <class T>
@@ -172,8 +171,9 @@ void Normaliser::forward_with_rows(const T* z, T* p, std::size_t rows, std::size
   require_row_parameters();
   if (n == 0) throw NumericError("normaliser '" + name() + "': rows of length 0");
   const std::size_t np = parameter_names().size();
-  for_each_row(name(), rows, n,
-               [&](std::size_t r, Workspace& ws) { forward_row_with(z + r * n, p + r * n, n, row_params + r * np, ws); });
+  for_each_row(name(), rows, n, [&](std::size_t r, Workspace& ws) {
+    forward_row_with(z + r * n, p + r * n, n, row_params + r * np, ws);
+  });
 }
 
 void Normaliser::forward(const double* z, double* p, std::size_t rows, std::size_t n, const double* row_params) const {
@@ -242,8 +242,12 @@ static double row_beta_any(const Temperature& temperature, const T* z, std::size
   return temperature.beta(keys);
 }
 
-double row_beta(const Temperature& temperature, const double* z, std::size_t n) { return row_beta_any(temperature, z, n); }
-double row_beta(const Temperature& temperature, const float* z, std::size_t n) { return row_beta_any(temperature, z, n); }
+double row_beta(const Temperature& temperature, const double* z, std::size_t n) {
+  return row_beta_any(temperature, z, n);
+}
+double row_beta(const Temperature& temperature, const float* z, std::size_t n) {
+  return row_beta_any(temperature, z, n);
+}
 
 AdaptiveRowBeta adaptive_row_beta(const double* z, std::size_t n) { return adaptive_row_beta_any(z, n); }
 AdaptiveRowBeta adaptive_row_beta(const float* z, std::size_t n) { return adaptive_row_beta_any(z, n); }

@@ -30,7 +30,7 @@ class Normaliser {
   Normaliser& operator=(const Normaliser&) = delete;
 
   const Spec& spec() const { return spec_; }
-  std::string name() const { return format_spec(spec_); }   // canonical spec text
+  std::string name() const { return format_spec(spec_); }  // canonical spec text
 
   // The continuous parameters backward() differentiates, in grad_params order (e.g. {"beta"},
   // {"b", "gamma", "delta"}); empty for adaptive, topk, argmax, sparsemax, entmax15.
@@ -46,10 +46,10 @@ class Normaliser {
 
   // Vector-Jacobian product: v = dL/dp; writes grad_z = dL/dz and (if not null) grad_params = dL/dθ
   // per row. p must be forward(z). The float version computes in double.
-  void backward(const double* z, const double* p, const double* v, double* grad_z,
-                double* grad_params, std::size_t rows, std::size_t n) const;
-  void backward(const float* z, const float* p, const float* v, float* grad_z,
-                double* grad_params, std::size_t rows, std::size_t n) const;
+  void backward(const double* z, const double* p, const double* v, double* grad_z, double* grad_params,
+                std::size_t rows, std::size_t n) const;
+  void backward(const float* z, const float* p, const float* v, float* grad_z, double* grad_params, std::size_t rows,
+                std::size_t n) const;
 
   // Rows with parameters of their own (a per-query form, docs/science.md#asentmax): row_params
   // [rows, P] (P = parameter_names().size(), in that order) stand for the spec's values, row r using
@@ -60,20 +60,20 @@ class Normaliser {
   void forward(const float* z, float* p, std::size_t rows, std::size_t n, const double* row_params) const;
   void backward(const double* z, const double* p, const double* v, double* grad_z, double* grad_params,
                 std::size_t rows, std::size_t n, const double* row_params) const;
-  void backward(const float* z, const float* p, const float* v, float* grad_z, double* grad_params,
-                std::size_t rows, std::size_t n, const double* row_params) const;
+  void backward(const float* z, const float* p, const float* v, float* grad_z, double* grad_params, std::size_t rows,
+                std::size_t n, const double* row_params) const;
 
  protected:
   virtual void forward_row(const double* z, double* p, std::size_t n, Workspace& ws) const = 0;
   // Default: widen the row to double, run the double kernel, narrow the result.
   virtual void forward_row(const float* z, float* p, std::size_t n, Workspace& ws) const;
-  virtual void backward_row(const double* z, const double* p, const double* v, double* grad_z,
-                            double* grad_params, std::size_t n, Workspace& ws) const = 0;
+  virtual void backward_row(const double* z, const double* p, const double* v, double* grad_z, double* grad_params,
+                            std::size_t n, Workspace& ws) const = 0;
   // The same with this row's parameters params [P] (normalisers that take_row_parameters()).
   virtual void forward_row_with(const double* z, double* p, std::size_t n, const double* params, Workspace& ws) const;
   virtual void forward_row_with(const float* z, float* p, std::size_t n, const double* params, Workspace& ws) const;
-  virtual void backward_row_with(const double* z, const double* p, const double* v, double* grad_z,
-                                 double* grad_params, std::size_t n, const double* params, Workspace& ws) const;
+  virtual void backward_row_with(const double* z, const double* p, const double* v, double* grad_z, double* grad_params,
+                                 std::size_t n, const double* params, Workspace& ws) const;
 
   // Softmax-family normalisers can split one long row across threads (fixed blocks, so results do
   // not change); they override these and return true from splits_long_rows().
@@ -105,8 +105,8 @@ class Normaliser {
   template <class T>
   void forward_with_rows(const T* z, T* p, std::size_t rows, std::size_t n, const double* row_params) const;
   template <class T>
-  void backward_any(const T* z, const T* p, const T* v, T* grad_z, double* grad_params, std::size_t rows,
-                    std::size_t n, const double* row_params) const;
+  void backward_any(const T* z, const T* p, const T* v, T* grad_z, double* grad_params, std::size_t rows, std::size_t n,
+                    const double* row_params) const;
   void require_row_parameters() const;
 
   Spec spec_;
@@ -128,8 +128,8 @@ double row_beta(const Temperature& temperature, const float* z, std::size_t n);
 
 // The beta adaptive temperature uses for a row (docs/science.md#adaptive-temperature), and the entropy at beta = 1 behind it.
 struct AdaptiveRowBeta {
-  double entropy;   // H of softmax(z) at beta = 1
-  double beta;      // adaptive_beta(entropy)
+  double entropy;  // H of softmax(z) at beta = 1
+  double beta;  // adaptive_beta(entropy)
 };
 AdaptiveRowBeta adaptive_row_beta(const double* z, std::size_t n);
 AdaptiveRowBeta adaptive_row_beta(const float* z, std::size_t n);

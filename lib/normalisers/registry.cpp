@@ -81,7 +81,7 @@ void register_normaliser(NormaliserEntry entry) {
     per_query = per_query || l.per_query();
   }
   if (!registry().emplace(name, std::move(entry)).second) fail("is registered twice");
-  try {   // parsing needs the entry registered
+  try {  // parsing needs the entry registered
     const Spec example = parse_spec(registry().find(name)->second.example);
     if (per_query && !make_normaliser(example)->takes_row_parameters()) {
       registry().erase(name);

@@ -27,11 +27,17 @@ struct ParameterRange {
   bool high_inclusive = false;
   bool integer = false;
 
-  static ParameterRange above(double x) { return {x, false}; }             // x < value
-  static ParameterRange at_least(double x) { return {x, true}; }           // x <= value
-  static ParameterRange finite() { return {}; }                           // any finite value
-  static ParameterRange integer_at_least(double x) { return {x, true, std::numeric_limits<double>::infinity(), false, true}; }
-  ParameterRange& at_most(double x) { high = x; high_inclusive = true; return *this; }
+  static ParameterRange above(double x) { return {x, false}; }  // x < value
+  static ParameterRange at_least(double x) { return {x, true}; }  // x <= value
+  static ParameterRange finite() { return {}; }  // any finite value
+  static ParameterRange integer_at_least(double x) {
+    return {x, true, std::numeric_limits<double>::infinity(), false, true};
+  }
+  ParameterRange& at_most(double x) {
+    high = x;
+    high_inclusive = true;
+    return *this;
+  }
 
   // Finite values only; integers also at most 9e15 (exact in a double).
   bool contains(double x) const;
@@ -42,16 +48,16 @@ struct ParameterRange {
 // One parameter of a spec (`name:key=value`), in the order format_spec writes them.
 struct ParameterInfo {
   std::string key{};
-  std::optional<double> default_value{};   // none: the spec must give it
+  std::optional<double> default_value{};  // none: the spec must give it
   ParameterRange range{};
-  std::string meaning{};                   // a few words for --list and the docs table
+  std::string meaning{};  // a few words for --list and the docs table
 };
 
 // Another key that sets a parameter, e.g. softmax's theta=T for beta = 1/T.
 struct ParameterAlias {
   std::string key{};
-  std::string target{};                     // the ParameterInfo key it sets
-  ParameterRange range{};                   // of the alias's own value
+  std::string target{};  // the ParameterInfo key it sets
+  ParameterRange range{};  // of the alias's own value
   std::function<double(double)> to_target{};
 };
 
@@ -67,9 +73,10 @@ struct LearnableInfo {
   // with hidden states: the transformer learns it, sharp-train-max refuses it. No other shape is
   // registered (std::logic_error).
   std::vector<std::string> shape{};
-  std::string parameterisation{};           // docs text, e.g. "α = 1.01 + 0.99·sigmoid(a), in (1.01, 2)"
-  std::string start{};                      // docs text, e.g. "a₀ = 0 (α₀ = 1.505)"
-  std::function<double(std::size_t train_length)> initial_raw{};   // c's start (w starts at 0); may throw sharp::BadInput
+  std::string parameterisation{};  // docs text, e.g. "α = 1.01 + 0.99·sigmoid(a), in (1.01, 2)"
+  std::string start{};  // docs text, e.g. "a₀ = 0 (α₀ = 1.505)"
+  std::function<double(std::size_t train_length)>
+      initial_raw{};  // c's start (w starts at 0); may throw sharp::BadInput
   std::function<double(double raw)> value{};
   std::function<double(double raw)> derivative{};
 
@@ -77,17 +84,17 @@ struct LearnableInfo {
 };
 
 struct NormaliserEntry {
-  std::string name{};                       // the spec's name: lower case letters, digits, '_'
-  std::string formula{};                    // one line: what it computes, e.g. "p = softmax(β·z)"
-  std::string section{};                    // its docs/science.md anchor, e.g. "temperature"
-  std::string example{};                    // a valid spec, e.g. "softmax:beta=2"
+  std::string name{};  // the spec's name: lower case letters, digits, '_'
+  std::string formula{};  // one line: what it computes, e.g. "p = softmax(β·z)"
+  std::string section{};  // its docs/science.md anchor, e.g. "temperature"
+  std::string example{};  // a valid spec, e.g. "softmax:beta=2"
   std::vector<ParameterInfo> parameters{};
   std::vector<ParameterAlias> aliases{};
   std::vector<LearnableInfo> learnable{};
-  std::function<void(const Spec&)> check{};   // optional: checks across parameters, throws sharp::BadInput
-  std::function<std::unique_ptr<Normaliser>(const Spec&)> make{};   // gets a checked spec
+  std::function<void(const Spec&)> check{};  // optional: checks across parameters, throws sharp::BadInput
+  std::function<std::unique_ptr<Normaliser>(const Spec&)> make{};  // gets a checked spec
 
-  const ParameterInfo* parameter(std::string_view key) const;     // nullptr if none
+  const ParameterInfo* parameter(std::string_view key) const;  // nullptr if none
   const LearnableInfo* learnable_parameter(std::string_view key) const;
 };
 

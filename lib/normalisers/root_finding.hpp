@@ -18,15 +18,15 @@ namespace sharp::norm {
 enum class RootMethod { Bisection, SafeguardedNewton };
 
 struct RootResult {
-  double root;       // the final lower end of the bracket (Newton) or its midpoint (bisection)
+  double root;  // the final lower end of the bracket (Newton) or its midpoint (bisection)
   int evaluations;
 };
 
 // f(x, &derivative) returns f(x) and sets f'(x) (derivative may be null for bisection).
 // raised_lower(x) is called whenever the lower end rises to x (callers prune work with it).
 template <class F, class Raised>
-RootResult find_root_convex_decreasing(F&& f, Raised&& raised_lower, double lo, double hi,
-                                       RootMethod method, double tolerance) {
+RootResult find_root_convex_decreasing(F&& f, Raised&& raised_lower, double lo, double hi, RootMethod method,
+                                       double tolerance) {
   constexpr int kMaxEvaluations = 400;
   int evaluations = 0;
   auto resolution = [&] { return 4e-16 * std::max(1.0, std::fabs(lo)); };
@@ -50,7 +50,7 @@ RootResult find_root_convex_decreasing(F&& f, Raised&& raised_lower, double lo, 
   double flo = eval(lo, &dlo);
   while (flo > tolerance && hi - lo > resolution() && evaluations < kMaxEvaluations) {
     double t = lo - flo / dlo;
-    if (!(t - lo >= resolution())) break;   // the step is below what doubles resolve near lo
+    if (!(t - lo >= resolution())) break;  // the step is below what doubles resolve near lo
     if (!(t < hi)) t = 0.5 * (lo + hi);
     double dt = 0.0;
     const double ft = eval(t, &dt);
@@ -59,7 +59,7 @@ RootResult find_root_convex_decreasing(F&& f, Raised&& raised_lower, double lo, 
       lo = t, flo = ft, dlo = dt;
       raised_lower(lo);
     } else {
-      hi = t;   // only through rounding: Newton from the left never passes the root
+      hi = t;  // only through rounding: Newton from the left never passes the root
     }
     if (slow && flo > tolerance && hi - lo > resolution()) {
       const double mid = 0.5 * (lo + hi);

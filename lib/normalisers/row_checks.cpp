@@ -31,9 +31,9 @@ RowScan scan_row(const T* z, std::size_t n) {
   const batch_d ninf(-std::numeric_limits<double>::infinity()), one(1.0), zero(0.0);
   // Two independent accumulators of each kind, so the loop is not bound by the add latency.
   batch_d mx0(ninf), mx1(ninf), c0(zero), c1(zero);
-  auto bad = xsimd::isnan(zero);   // all false
+  auto bad = xsimd::isnan(zero);  // all false
   auto step = [&](batch_d x, batch_d& mx, batch_d& count) {
-    bad = bad | xsimd::isnan(x);   // not x != x: xsimd 8.1 compares with _CMP_NEQ_OQ (false for NaN)
+    bad = bad | xsimd::isnan(x);  // not x != x: xsimd 8.1 compares with _CMP_NEQ_OQ (false for NaN)
     mx = xsimd::max(mx, x);
     count += xsimd::select(x > ninf, one, zero);
   };
@@ -45,7 +45,7 @@ RowScan scan_row(const T* z, std::size_t n) {
   for (; i + L <= n; i += L) step(simd::load_batch(z + i), mx0, c0);
   if (i < n) step(simd::load_partial(z + i, n - i, -std::numeric_limits<double>::infinity()), mx1, c1);
   const double m = simd::horizontal_max(xsimd::max(mx0, mx1));
-  const double unmasked = xsimd::hadd(c0 + c1);   // exact: whole numbers below 2^53
+  const double unmasked = xsimd::hadd(c0 + c1);  // exact: whole numbers below 2^53
   if (xsimd::any(bad) || m == std::numeric_limits<double>::infinity() || unmasked == 0.0 || n == 0) {
     throw_row_problem(z, n);
   }

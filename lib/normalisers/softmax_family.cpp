@@ -11,13 +11,13 @@
 #include "normalisers/implementation.hpp"
 #include "normalisers/registry.hpp"
 #include "normalisers/row_checks.hpp"
-#include "normalisers/softmax_kernels.hpp"
 #include "normalisers/simd/softmax_lanes.hpp"
+#include "normalisers/softmax_kernels.hpp"
 
 namespace sharp::norm::detail {
 
-double softmax_backward_row(const double* z, const double* p, const double* v, double* grad_z,
-                            std::size_t n, double beta, bool with_dbeta) {
+double softmax_backward_row(const double* z, const double* p, const double* v, double* grad_z, std::size_t n,
+                            double beta, bool with_dbeta) {
   double pv = 0.0;
   for (std::size_t i = 0; i < n; ++i)
     if (p[i] > 0.0) pv += p[i] * v[i];
@@ -42,7 +42,9 @@ double softmax_backward_row(const double* z, const double* p, const double* v, d
 namespace sharp::norm {
 
 SoftmaxFamily::SoftmaxFamily(Spec spec, Temperature temperature, std::string coefficient_parameter)
-    : Normaliser(std::move(spec)), temperature_(temperature), coefficient_parameter_(std::move(coefficient_parameter)) {}
+    : Normaliser(std::move(spec)),
+      temperature_(temperature),
+      coefficient_parameter_(std::move(coefficient_parameter)) {}
 
 std::vector<std::string> SoftmaxFamily::parameter_names() const {
   if (coefficient_parameter_.empty()) return {};
@@ -64,7 +66,7 @@ void SoftmaxFamily::impl(const T* z, T* p, std::size_t n, Workspace& ws, bool pa
   }
   if (t.depends_on_keys()) {
     const RowScan scan = scan_row(z, n);
-    if (scan.unmasked == 1) {   // one unmasked entry takes all the weight (ln 1 = 0 for SSMax)
+    if (scan.unmasked == 1) {  // one unmasked entry takes all the weight (ln 1 = 0 for SSMax)
       for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<double>(z[i]) > -INFINITY ? T(1) : T(0);
       return;
     }
@@ -92,23 +94,23 @@ void SoftmaxFamily::forward_long_row(const float* z, float* p, std::size_t n, Wo
 std::size_t SoftmaxFamily::lane_row_limit() const { return temperature_.depends_on_keys() ? 0 : kLaneRowMax; }
 
 template <class T>
-void SoftmaxFamily::lane_groups(const T* z, T* p, std::size_t rows, std::size_t n, std::size_t first,
-                                std::size_t last, unsigned char* bad) const {
+void SoftmaxFamily::lane_groups(const T* z, T* p, std::size_t rows, std::size_t n, std::size_t first, std::size_t last,
+                                unsigned char* bad) const {
   const bool entropy = temperature_.needs_entropy_pass();
   softmax_lane_groups(z, p, rows, n, first, last, temperature_.beta(n), entropy, bad);
 }
-void SoftmaxFamily::forward_lane_groups(const double* z, double* p, std::size_t rows, std::size_t n,
-                                        std::size_t first, std::size_t last, unsigned char* bad) const {
+void SoftmaxFamily::forward_lane_groups(const double* z, double* p, std::size_t rows, std::size_t n, std::size_t first,
+                                        std::size_t last, unsigned char* bad) const {
   lane_groups(z, p, rows, n, first, last, bad);
 }
-void SoftmaxFamily::forward_lane_groups(const float* z, float* p, std::size_t rows, std::size_t n,
-                                        std::size_t first, std::size_t last, unsigned char* bad) const {
+void SoftmaxFamily::forward_lane_groups(const float* z, float* p, std::size_t rows, std::size_t n, std::size_t first,
+                                        std::size_t last, unsigned char* bad) const {
   lane_groups(z, p, rows, n, first, last, bad);
 }
 
 // grad_z = beta p (v - <p,v>); the entropy-driven rule adds its dH/dz term (adaptive_temperature.cpp).
-void SoftmaxFamily::backward_row(const double* z, const double* p, const double* v, double* grad_z,
-                                 double* grad_params, std::size_t n, Workspace& ws) const {
+void SoftmaxFamily::backward_row(const double* z, const double* p, const double* v, double* grad_z, double* grad_params,
+                                 std::size_t n, Workspace& ws) const {
   const Temperature& t = temperature_;
   if (t.needs_entropy_pass()) {
     const double dbeta = adaptive_backward_row(z, p, v, grad_z, n, t, ws);

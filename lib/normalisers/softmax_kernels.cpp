@@ -7,9 +7,9 @@
 #include "core/parallel_for.hpp"
 #include "core/simd_exp.hpp"
 #include "normalisers/row_checks.hpp"
-#include "normalisers/simd_io.hpp"
 #include "normalisers/simd/softmax_block.hpp"
 #include "normalisers/simd/softmax_block_impl.hpp"
+#include "normalisers/simd_io.hpp"
 
 namespace sharp::norm {
 namespace {
@@ -48,7 +48,7 @@ OnlineSoftmax<> narrow_row(const T* z, T* p, std::size_t n, double beta) {
     const batch_d e = term(simd::load_batch(z + i));
     if constexpr (kStore) simd::store_batch(p + i, e);
   }
-  if (whole < n) {   // padding lanes are -inf: they weigh exactly 0
+  if (whole < n) {  // padding lanes are -inf: they weigh exactly 0
     const batch_d e = term(simd::load_partial(z + whole, n - whole, kNegInf));
     if constexpr (kStore) simd::store_partial(p + whole, n - whole, e);
   }
@@ -64,8 +64,8 @@ constexpr std::size_t kBlockSlot = 3;
 // Runs every block (in parallel when asked), merges in block order, and reports problems.
 template <class T, bool kStore, FloatLanes kLanes = FloatLanes::kWeighted>
 OnlineSoftmax<> all_blocks(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws) {
-  constexpr FloatLanes kL = std::is_same_v<T, double> ? FloatLanes::kWeighted : kLanes;   // one double kernel
-  const BlockKernel<T, kStore, kL> block_pass = block_kernel<T, kStore, kL>();   // this CPU's ISA
+  constexpr FloatLanes kL = std::is_same_v<T, double> ? FloatLanes::kWeighted : kLanes;  // one double kernel
+  const BlockKernel<T, kStore, kL> block_pass = block_kernel<T, kStore, kL>();  // this CPU's ISA
   const std::size_t blocks = (n + kSoftmaxBlock - 1) / kSoftmaxBlock;
   OnlineSoftmax<> total;
   if (n <= kNarrowRow) {
@@ -129,7 +129,7 @@ inline void scale_block(double* p, std::size_t len, double factor) {
   for (; i < len; ++i) p[i] *= factor;
 }
 inline void scale_block(float* p, std::size_t len, double factor) {
-  if (!(factor >= 0x1p-100)) {   // a factor near FLT_MIN would lose bits as a float: double lanes
+  if (!(factor >= 0x1p-100)) {  // a factor near FLT_MIN would lose bits as a float: double lanes
     std::size_t i = 0;
     const batch_d f(factor);
     for (; i + simd::kLanes <= len; i += simd::kLanes) simd::store_batch(p + i, simd::load_batch(p + i) * f);
@@ -147,14 +147,12 @@ inline void scale_block(float* p, std::size_t len, double factor) {
 }  // namespace
 
 template <class T>
-OnlineSoftmax<> softmax_row_statistics(const T* z, std::size_t n, double beta, bool parallel,
-                                       Workspace& ws) {
+OnlineSoftmax<> softmax_row_statistics(const T* z, std::size_t n, double beta, bool parallel, Workspace& ws) {
   return all_blocks<T, false>(z, static_cast<T*>(nullptr), n, beta, parallel, ws);
 }
 
 template <class T>
-OnlineSoftmax<> softmax_row_entropy_statistics(const T* z, std::size_t n, double beta, bool parallel,
-                                             Workspace& ws) {
+OnlineSoftmax<> softmax_row_entropy_statistics(const T* z, std::size_t n, double beta, bool parallel, Workspace& ws) {
   return all_blocks<T, false, FloatLanes::kTwelveDigits>(z, static_cast<T*>(nullptr), n, beta, parallel, ws);
 }
 
@@ -164,16 +162,15 @@ OnlineSoftmax<> softmax_terms(const T* z, T* p, std::size_t n, double beta, bool
 }
 
 template <class T>
-void normalise_terms(T* p, std::size_t n, double beta, const OnlineSoftmax<>& total, bool parallel,
-                     Workspace& ws) {
+void normalise_terms(T* p, std::size_t n, double beta, const OnlineSoftmax<>& total, bool parallel, Workspace& ws) {
   const std::size_t blocks = (n + kSoftmaxBlock - 1) / kSoftmaxBlock;
-  const double* scales = ws.doubles(kBlockSlot, 2 * blocks);   // (shift, stored_log2) per block
+  const double* scales = ws.doubles(kBlockSlot, 2 * blocks);  // (shift, stored_log2) per block
   // p_k = exp(beta (z_k - s_b)) * exp(a_b) for block b, a_b = beta (s_b - S) - ln sum - d_b ln 2
   // (S = the row's shift, d_b = the block's stored_log2). One block: s_b = S, and the factor is
   // 2^-d / sum. The stored terms may reach e^512 while exp(a_b) alone would underflow, so a factor
   // below e^-708 is applied in two halves.
   if (blocks == 1) {
-    scale_block(p, n, pow2_of_residual(-scales[1]) / total.sum);   // exactly 1 / sum when d = 0
+    scale_block(p, n, pow2_of_residual(-scales[1]) / total.sum);  // exactly 1 / sum when d = 0
     return;
   }
   const double log_sum = std::log(total.sum);
@@ -181,7 +178,7 @@ void normalise_terms(T* p, std::size_t n, double beta, const OnlineSoftmax<>& to
     const std::size_t first = b * kSoftmaxBlock;
     const std::size_t len = std::min(kSoftmaxBlock, n - first);
     const double shift = scales[2 * b], stored_log2 = scales[2 * b + 1];
-    if (shift == kNegInf) return;   // an all-masked block is already 0
+    if (shift == kNegInf) return;  // an all-masked block is already 0
     const double a = beta * (shift - total.shift) - log_sum - stored_log2 * kLn2;
     if (a >= sharp::simd::kExpLowest) {
       scale_block(p + first, len, sharp::simd::exp(a));
@@ -195,7 +192,7 @@ void normalise_terms(T* p, std::size_t n, double beta, const OnlineSoftmax<>& to
 
 template <class T>
 OnlineSoftmax<> softmax_row(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws) {
-  if (n <= kNarrowRow) {   // its terms are relative to the row's max: one scaling, no block scales
+  if (n <= kNarrowRow) {  // its terms are relative to the row's max: one scaling, no block scales
     const OnlineSoftmax<> total = narrow_row<T, true>(z, p, n, beta);
     scale_block(p, n, 1.0 / total.sum);
     return total;

@@ -19,7 +19,7 @@
 
 namespace sharp::norm {
 
-inline constexpr std::size_t kSoftmaxBlock = 2048;   // entries per block (workspace slot 3 holds per-block results)
+inline constexpr std::size_t kSoftmaxBlock = 2048;  // entries per block (workspace slot 3 holds per-block results)
 
 // The statistics of softmax(beta*z) over one row or block are an OnlineSoftmax<> with scale beta
 // (core/online_softmax.hpp, docs/science.md#streaming-entropy): shift in z's units, sum =
@@ -31,8 +31,7 @@ inline constexpr std::size_t kSoftmaxBlock = 2048;   // entries per block (works
 
 // One pass over the row, nothing stored. Throws sharp::NumericError (NaN, +inf, all masked).
 template <class T>
-OnlineSoftmax<> softmax_row_statistics(const T* z, std::size_t n, double beta, bool parallel,
-                                       Workspace& ws);
+OnlineSoftmax<> softmax_row_statistics(const T* z, std::size_t n, double beta, bool parallel, Workspace& ws);
 
 // The same with the terms of float rows in double lanes, from an exp to 12 digits (rows of more than
 // 64 entries; shorter rows take the full exp): an entropy to about 1e-11, for adaptive temperature's
@@ -60,7 +59,6 @@ void softmax_weights(const T* z, T* p, std::size_t n, double beta, bool parallel
 template <class T>
 OnlineSoftmax<> softmax_terms(const T* z, T* p, std::size_t n, double beta, bool parallel, Workspace& ws);
 template <class T>
-void normalise_terms(T* p, std::size_t n, double beta, const OnlineSoftmax<>& stats, bool parallel,
-                     Workspace& ws);
+void normalise_terms(T* p, std::size_t n, double beta, const OnlineSoftmax<>& stats, bool parallel, Workspace& ws);
 
 }  // namespace sharp::norm

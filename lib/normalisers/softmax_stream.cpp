@@ -56,8 +56,8 @@ Extremes extremes(const double* z, std::size_t n) {
 }
 
 struct ChunkSums {
-  double s;   // Σ exp(z − shift)
-  double t;   // Σ (z − shift)·exp(z − shift)
+  double s;  // Σ exp(z − shift)
+  double t;  // Σ (z − shift)·exp(z − shift)
   double lo;  // min z and max z (only when tracked; NaN lanes may be dropped)
   double hi;
 };
@@ -162,7 +162,7 @@ void SoftmaxStream::add_sub_chunk(const double* z, std::size_t n) {
   const double shift = std::max(softmax.shift, e.hi);
   const ChunkSums c = e.lo == -kInf ? chunk_sums<true, false>(z, n, shift) : chunk_sums<false, false>(z, n, shift);
   if (std::isnan(c.s) || std::isnan(c.t)) throw_bad_logit("NaN");
-  if (shift > softmax.shift) softmax.rescale_to(shift);   // an empty stream just takes the shift
+  if (shift > softmax.shift) softmax.rescale_to(shift);  // an empty stream just takes the shift
   softmax.add_sums(c.s, c.t);
   softmax.max = shift;
   count += n;
@@ -180,14 +180,14 @@ void SoftmaxStream::add_float_sub_chunk(const float* z, std::size_t n) {
   static const BlockKernel<float, false, FloatLanes::kWeighted> kernel =
       block_kernel<float, false, FloatLanes::kWeighted>();
   const BlockResult b = kernel(z, nullptr, n, 1.0);
-  if (b.bad) {   // NaN sums or a +inf max
+  if (b.bad) {  // NaN sums or a +inf max
     for (std::size_t i = 0; i < n; ++i)
       if (std::isnan(z[i])) throw_bad_logit("NaN");
     throw_bad_logit("+inf");
   }
   count += n;
   min = std::min(min, float_min(z, n));
-  if (b.stats.empty()) return;   // all masked
+  if (b.stats.empty()) return;  // all masked
   // The part relative to its own max (shift = max, as the stream keeps it), then merged in order.
   OnlineSoftmax<ExpBase::E, CompensatedSum> part;
   part.shift = b.stats.shift;
@@ -205,7 +205,7 @@ void SoftmaxStream::merge(const SoftmaxStream& later) {
   if (later.count == 0) return;
   count += later.count;
   min = std::min(min, later.min);
-  softmax.merge(later.softmax);   // an all-masked stream adds nothing to the sums
+  softmax.merge(later.softmax);  // an all-masked stream adds nothing to the sums
 }
 
 }  // namespace sharp::norm

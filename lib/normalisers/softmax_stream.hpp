@@ -34,8 +34,8 @@ struct SoftmaxStream {
   // m = softmax.shift = softmax.max (−inf while empty or all masked), s = Σ exp(z − m) and
   // t = Σ (z − m)·exp(z − m) ≤ 0, each with Neumaier's running correction.
   OnlineSoftmax<ExpBase::E, CompensatedSum> softmax;
-  double min = std::numeric_limits<double>::infinity();   // smallest logit seen (for α_min)
-  std::uint64_t count = 0;      // logits seen, masked ones included
+  double min = std::numeric_limits<double>::infinity();  // smallest logit seen (for α_min)
+  std::uint64_t count = 0;  // logits seen, masked ones included
 
   // A chunk of logits (for attention: scaled logits z = e/θ). Vectorised.
   void add(const double* z, std::size_t n);
@@ -55,7 +55,7 @@ struct SoftmaxStream {
   // softmax coefficient exp(z − m)/s of a logit z of this row (0 for an empty stream).
   double probability(double z) const { return softmax.weight(z); }
 
-private:
+ private:
   void add_sub_chunk(const double* z, std::size_t n);
   void add_float_sub_chunk(const float* z, std::size_t n);
 };

@@ -6,7 +6,7 @@
 namespace sharp::norm {
 
 SoftmaxSummary summarize(const SoftmaxStream& stream) {
-  const double h = stream.entropy();   // throws when empty or fully masked
+  const double h = stream.entropy();  // throws when empty or fully masked
   return {stream.max(), stream.log_sum_exp(), h, adaptive_beta(h), stream.count};
 }
 
@@ -18,11 +18,7 @@ static SoftmaxSummary summary_any(const T* z, std::size_t n, bool parallel) {
   return {s.max, s.log_sum_exp(1.0), h, adaptive_beta(h), n};
 }
 
-SoftmaxSummary softmax_summary(const double* z, std::size_t n, bool parallel) {
-  return summary_any(z, n, parallel);
-}
-SoftmaxSummary softmax_summary(const float* z, std::size_t n, bool parallel) {
-  return summary_any(z, n, parallel);
-}
+SoftmaxSummary softmax_summary(const double* z, std::size_t n, bool parallel) { return summary_any(z, n, parallel); }
+SoftmaxSummary softmax_summary(const float* z, std::size_t n, bool parallel) { return summary_any(z, n, parallel); }
 
 }  // namespace sharp::norm

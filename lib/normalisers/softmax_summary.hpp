@@ -18,11 +18,11 @@
 namespace sharp::norm {
 
 struct SoftmaxSummary {
-  double max;             // m, the largest logit
-  double log_sum_exp;     // ln sum_k exp(z_k)
-  double entropy;         // H(softmax(z)) in nats
-  double adaptive_beta;   // beta(H) of docs/science.md#adaptive-temperature
-  std::uint64_t count;    // logits seen (masked included)
+  double max;  // m, the largest logit
+  double log_sum_exp;  // ln sum_k exp(z_k)
+  double entropy;  // H(softmax(z)) in nats
+  double adaptive_beta;  // beta(H) of docs/science.md#adaptive-temperature
+  std::uint64_t count;  // logits seen (masked included)
 };
 
 // From streamed statistics (throws sharp::NumericError for an empty or fully masked stream).

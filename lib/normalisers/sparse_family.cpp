@@ -32,8 +32,8 @@ enum class Solver { Sparsemax, Entmax15, General };
 // p is then computed from z with the same arithmetic, so a long row costs three passes (scan,
 // gather, output) plus work on the candidates, and no row-sized buffer is touched.
 template <class T>
-void entmax_forward(const T* z, T* p, std::size_t n, double alpha, double scale, Solver solver,
-                    const RowScan& scan, Workspace& ws) {
+void entmax_forward(const T* z, T* p, std::size_t n, double alpha, double scale, Solver solver, const RowScan& scan,
+                    Workspace& ws) {
   using simd::batch_d;
   constexpr std::size_t L = simd::kLanes;
   const double factor = (alpha - 1.0) * scale;
@@ -50,7 +50,7 @@ void entmax_forward(const T* z, T* p, std::size_t n, double alpha, double scale,
     }
   }
   for (; i < n; ++i) {
-    w[k] = shifted(i);   // -inf for masked entries
+    w[k] = shifted(i);  // -inf for masked entries
     k += w[k] > -1.0;
   }
   double tau = 0.0;
@@ -66,7 +66,7 @@ void entmax_forward(const T* z, T* p, std::size_t n, double alpha, double scale,
     const bool square = solver == Solver::Entmax15;
     const batch_d tb(tau), zero(0.0);
     auto value = [&](batch_d zb) {
-      const batch_d x = xsimd::max(fb * (zb - mb) - tb, zero);   // -inf (masked) -> 0
+      const batch_d x = xsimd::max(fb * (zb - mb) - tb, zero);  // -inf (masked) -> 0
       return square ? x * x : x;
     };
     for (i = 0; i + L <= n; i += L) simd::store_batch(p + i, value(simd::load_batch(z + i)));
@@ -81,7 +81,7 @@ void entmax_forward(const T* z, T* p, std::size_t n, double alpha, double scale,
     sum += value;
     p[i] = static_cast<T>(value);
   }
-  const double inv_sum = 1.0 / sum;   // absorbs the root's tolerance
+  const double inv_sum = 1.0 / sum;  // absorbs the root's tolerance
   for (i = 0; i < n; ++i) p[i] = static_cast<T>(static_cast<double>(p[i]) * inv_sum);
 }
 
@@ -106,8 +106,8 @@ class ExactEntmax final : public TemplatedForward<ExactEntmax> {
   void impl(const T* z, T* p, std::size_t n, Workspace& ws) const {
     entmax_forward(z, p, n, alpha_, 1.0, solver_, scan_row(z, n), ws);
   }
-  void backward_row(const double*, const double* p, const double* v, double* grad_z, double*,
-                    std::size_t n, Workspace& ws) const override {
+  void backward_row(const double*, const double* p, const double* v, double* grad_z, double*, std::size_t n,
+                    Workspace& ws) const override {
     double* g = ws.doubles(0, n);
     entmax_gradient_weights(p, g, n, alpha_);
     weighted_projection_vjp(g, v, grad_z, n);
@@ -130,8 +130,8 @@ class Entmax final : public TemplatedForward<Entmax> {
   void impl(const T* z, T* p, std::size_t n, Workspace& ws) const {
     entmax_forward(z, p, n, alpha_, 1.0, solver_for(alpha_), scan_row(z, n), ws);
   }
-  void backward_row(const double* z, const double* p, const double* v, double* grad_z,
-                    double* grad_params, std::size_t n, Workspace& ws) const override {
+  void backward_row(const double* z, const double* p, const double* v, double* grad_z, double* grad_params,
+                    std::size_t n, Workspace& ws) const override {
     double* g = ws.doubles(0, n);
     entmax_gradient_weights(p, g, n, alpha_);
     weighted_projection_vjp(g, v, grad_z, n);
@@ -182,8 +182,8 @@ class Asentmax final : public TemplatedForward<Asentmax> {
   void forward_row_with(const float* z, float* p, std::size_t n, const double* params, Workspace& ws) const override {
     forward_at(z, p, n, {params[0], params[1], params[2]}, ws);
   }
-  void backward_row(const double* z, const double* p, const double* v, double* grad_z,
-                    double* grad_params, std::size_t n, Workspace& ws) const override {
+  void backward_row(const double* z, const double* p, const double* v, double* grad_z, double* grad_params,
+                    std::size_t n, Workspace& ws) const override {
     backward_at(z, p, v, grad_z, grad_params, n, {b_, gamma_, delta_}, ws);
   }
   void backward_row_with(const double* z, const double* p, const double* v, double* grad_z, double* grad_params,
@@ -220,7 +220,7 @@ class Asentmax final : public TemplatedForward<Asentmax> {
     const double c = values.scale(scan.unmasked);
     double* g = ws.doubles(0, n);
     entmax_gradient_weights(p, g, n, 1.5);
-    weighted_projection_vjp(g, v, grad_z, n);   // dL/dy
+    weighted_projection_vjp(g, v, grad_z, n);  // dL/dy
     double dc = 0.0;
     for (std::size_t i = 0; i < n; ++i) {
       if (p[i] > 0.0) dc += grad_z[i] * (z[i] - scan.max);

@@ -39,14 +39,14 @@ double power(double x, double r) {
 
 double sparsemax_threshold(const double* w, std::size_t n, Workspace& ws) {
   double* a = ws.doubles(0, n);
-  std::size_t k = keep_above(w, n, -1.0, a);   // tau >= max w - 1 = -1
+  std::size_t k = keep_above(w, n, -1.0, a);  // tau >= max w - 1 = -1
   double tau = -1.0;
   while (true) {
     double sum = 0.0;
     for (std::size_t i = 0; i < k; ++i) sum += a[i];
     tau = (sum - 1.0) / static_cast<double>(k);
     const std::size_t kept = keep_above(a, k, tau, a);
-    if (kept == k || kept == 0) break;   // kept == 0 only through rounding; tau is then final
+    if (kept == k || kept == 0) break;  // kept == 0 only through rounding; tau is then final
     k = kept;
   }
   return tau;
@@ -60,7 +60,7 @@ double sparsemax_threshold_sorted(const double* w, std::size_t n, Workspace& ws)
   for (std::size_t k = 0; k < n && a[k] > -1.0; ++k) {
     cumsum += a[k];
     const double t = (cumsum - 1.0) / static_cast<double>(k + 1);
-    if (a[k] > t) tau = t;   // support size k+1 is feasible; the largest feasible one wins
+    if (a[k] > t) tau = t;  // support size k+1 is feasible; the largest feasible one wins
   }
   return tau;
 }
@@ -87,7 +87,7 @@ double entmax15_threshold_sorted(const double* w, std::size_t n, Workspace& ws) 
 double entmax15_threshold(const double* w, std::size_t n, Workspace& ws) {
   double* a = ws.doubles(1, n);
   std::size_t k = keep_above(w, n, -1.0, a);
-  double lower = -1.0;   // f(lower) >= 0: lower <= tau
+  double lower = -1.0;  // f(lower) >= 0: lower <= tau
   for (int iteration = 0; iteration < 100; ++iteration) {
     const double count = static_cast<double>(k);
     double sum = 0.0, min = 0.0;
@@ -111,7 +111,7 @@ double entmax15_threshold(const double* w, std::size_t n, Workspace& ws) {
     }
     // Newton from the left on f(t) = sum (a - t)^2 - 1 (every a > lower, so no clipping).
     const double next = lower + (shifted2 - 1.0) / (2.0 * shifted);
-    if (!(next > lower)) break;   // rounding stalled: finish exactly by sorting
+    if (!(next > lower)) break;  // rounding stalled: finish exactly by sorting
     lower = next;
     const std::size_t kept = keep_above(a, k, lower, a);
     if (kept == 0) break;
@@ -120,8 +120,8 @@ double entmax15_threshold(const double* w, std::size_t n, Workspace& ws) {
   return entmax15_threshold_sorted(a, k, ws);
 }
 
-RootResult entmax_threshold(const double* w, std::size_t n, std::size_t unmasked, double alpha,
-                            RootMethod method, double tolerance, Workspace& ws) {
+RootResult entmax_threshold(const double* w, std::size_t n, std::size_t unmasked, double alpha, RootMethod method,
+                            double tolerance, Workspace& ws) {
   const double r = 1.0 / (alpha - 1.0);
   double* a = ws.doubles(0, n);
   std::size_t k = keep_above(w, n, -1.0, a);

@@ -33,16 +33,16 @@ double entmax15_threshold_sorted(const double* w, std::size_t n, Workspace& ws);
 // the bracket [-1, -unmasked^(1-alpha)] (unmasked = the row's number of unmasked entries), by
 // root_finding.hpp's methods; entries <= the rising lower end are dropped (uses slot 0). For
 // SafeguardedNewton `tolerance` bounds f(tau) = sum p - 1; for Bisection, the bracket's width.
-RootResult entmax_threshold(const double* w, std::size_t n, std::size_t unmasked, double alpha,
-                            RootMethod method, double tolerance, Workspace& ws);
+RootResult entmax_threshold(const double* w, std::size_t n, std::size_t unmasked, double alpha, RootMethod method,
+                            double tolerance, Workspace& ws);
 
 // Stieltjes (docs/science.md#stieltjes): the shift mu = lambda - max z >= 1 with sum_i (mu + g_i)^(-q) = 1, where
 // g_i = max - z_i >= 0 for a row z (float or double; masked entries -inf give 0) with maximum `max`
 // and `unmasked` unmasked entries. The bracket is [1, unmasked^(1/q)]; f is convex and decreasing
 // in mu, solved as for entmax_threshold (vectorised; no row-sized buffer).
 template <class T>
-RootResult stieltjes_shift(const T* z, std::size_t n, double max, std::size_t unmasked, double q,
-                           RootMethod method, double tolerance);
+RootResult stieltjes_shift(const T* z, std::size_t n, double max, std::size_t unmasked, double q, RootMethod method,
+                           double tolerance);
 
 // x^r for x >= 0, with exact repeated multiplication when r is a small integer (r = 1/(alpha-1) is
 // 1, 2, 4 for alpha = 2, 1.5, 1.25).

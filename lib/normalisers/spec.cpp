@@ -34,11 +34,11 @@ double parse_number(std::string_view name, std::string_view key, std::string_vie
   double value = 0.0;
   const char* first = text.data();
   const char* last = text.data() + text.size();
-  if (!text.empty() && *first == '+') ++first;   // from_chars rejects a leading '+'
+  if (!text.empty() && *first == '+') ++first;  // from_chars rejects a leading '+'
   auto res = std::from_chars(first, last, value);
   if (text.empty() || res.ec != std::errc() || res.ptr != last || !std::isfinite(value)) {
-    throw BadInput("normaliser '" + std::string(name) + "': parameter " + std::string(key) + "='" +
-                   std::string(text) + "' is not a finite number");
+    throw BadInput("normaliser '" + std::string(name) + "': parameter " + std::string(key) + "='" + std::string(text) +
+                   "' is not a finite number");
   }
   return value;
 }
@@ -89,8 +89,8 @@ Spec parse_spec_text(std::string_view text, const LearnedValue& learned) {
     if (learned && value_text == "learn") {
       const LearnableInfo* learnable = entry->learnable_parameter(key);
       if (learnable == nullptr)
-        throw BadInput("normaliser '" + whole + "': parameter '" + key + "' cannot be learned (learnable: " +
-                       learnable_parameters_text() + ")");
+        throw BadInput("normaliser '" + whole + "': parameter '" + key +
+                       "' cannot be learned (learnable: " + learnable_parameters_text() + ")");
       value = learned(*entry, *learnable);
       is_learned[key] = true;
     } else {
@@ -98,8 +98,8 @@ Spec parse_spec_text(std::string_view text, const LearnedValue& learned) {
       for (const ParameterAlias& a : entry->aliases)
         if (a.key == key) alias = &a;
       if (alias == nullptr && entry->parameter(key) == nullptr) {
-        throw BadInput("normaliser '" + name + "': unknown parameter '" + key + "' (parameters: " +
-                       allowed_keys(*entry) + ")");
+        throw BadInput("normaliser '" + name + "': unknown parameter '" + key +
+                       "' (parameters: " + allowed_keys(*entry) + ")");
       }
       value = parse_number(name, key, value_text);
       if (alias != nullptr) {

@@ -12,10 +12,10 @@
 namespace sharp::norm {
 
 struct Spec {
-  std::string name;                       // a registered name (registry.hpp)
-  std::map<std::string, double> params;   // every parameter of `name`, defaults filled in
+  std::string name;  // a registered name (registry.hpp)
+  std::map<std::string, double> params;  // every parameter of `name`, defaults filled in
 
-  double param(const std::string& key) const;   // throws std::out_of_range if absent
+  double param(const std::string& key) const;  // throws std::out_of_range if absent
   bool operator==(const Spec&) const = default;
 };
 

@@ -25,7 +25,7 @@ using simd::batch_d;
 // of t_i / (mu + g_i), vectorised; the terms are stored when `terms` is not null. Integer q (the
 // usual 1, 2, 4, 16): 1/x raised by repeated squaring; otherwise exp(-q ln x), -q ln x <= 0 as x >= 1.
 struct TermSums {
-  double f;        // sum of terms
+  double f;  // sum of terms
   double inverse;  // sum of terms / (mu + g)
 };
 template <class T>
@@ -43,7 +43,7 @@ TermSums stieltjes_terms(const T* z, std::size_t n, double max, double mu, doubl
     return result;
   };
   const batch_d m(mu), top(max);
-  auto x_of = [&](batch_d zb) { return m + (top - zb); };   // mu + g
+  auto x_of = [&](batch_d zb) { return m + (top - zb); };  // mu + g
   batch_d f0(0.0), f1(0.0), d0(0.0), d1(0.0);
   constexpr std::size_t L = simd::kLanes;
   std::size_t i = 0;
@@ -60,7 +60,7 @@ TermSums stieltjes_terms(const T* z, std::size_t n, double max, double mu, doubl
       simd::store_batch(terms + i + L, t1);
     }
   }
-  for (; i < n; i += L) {   // padding with -inf (masked) gives terms of 0
+  for (; i < n; i += L) {  // padding with -inf (masked) gives terms of 0
     batch_d inv;
     const std::size_t count = std::min(L, n - i);
     const batch_d t = term(x_of(simd::load_partial(z + i, count, -INFINITY)), inv);
@@ -74,8 +74,8 @@ TermSums stieltjes_terms(const T* z, std::size_t n, double max, double mu, doubl
 }  // namespace
 
 template <class T>
-RootResult stieltjes_shift(const T* z, std::size_t n, double max, std::size_t unmasked, double q,
-                           RootMethod method, double tolerance) {
+RootResult stieltjes_shift(const T* z, std::size_t n, double max, std::size_t unmasked, double q, RootMethod method,
+                           double tolerance) {
   // f(mu) = sum (mu + g_i)^(-q) - 1 and f'(mu) = -q sum (mu + g_i)^(-q-1).
   auto f = [&](double mu, double* derivative) {
     const TermSums s = stieltjes_terms(z, n, max, mu, q, static_cast<T*>(nullptr));
@@ -83,13 +83,13 @@ RootResult stieltjes_shift(const T* z, std::size_t n, double max, std::size_t un
     return s.f - 1.0;
   };
   const double hi = std::pow(static_cast<double>(unmasked), 1.0 / q);
-  return find_root_convex_decreasing(f, [](double) {}, 1.0, hi, method, tolerance);
+  return find_root_convex_decreasing(
+      f, [](double) {}, 1.0, hi, method, tolerance);
 }
 
-template RootResult stieltjes_shift<double>(const double*, std::size_t, double, std::size_t, double,
-                                            RootMethod, double);
-template RootResult stieltjes_shift<float>(const float*, std::size_t, double, std::size_t, double,
-                                           RootMethod, double);
+template RootResult stieltjes_shift<double>(const double*, std::size_t, double, std::size_t, double, RootMethod,
+                                            double);
+template RootResult stieltjes_shift<float>(const float*, std::size_t, double, std::size_t, double, RootMethod, double);
 
 namespace detail {
 namespace {
@@ -102,16 +102,14 @@ class Stieltjes final : public TemplatedForward<Stieltjes> {
   template <class T>
   void impl(const T* z, T* p, std::size_t n, Workspace&) const {
     const RowScan scan = scan_row(z, n);
-    const double mu =
-        stieltjes_shift(z, n, scan.max, scan.unmasked, q_, RootMethod::SafeguardedNewton, 1e-15).root;
-    const double inv_sum = 1.0 / stieltjes_terms(z, n, scan.max, mu, q_, p).f;   // absorbs the tolerance
+    const double mu = stieltjes_shift(z, n, scan.max, scan.unmasked, q_, RootMethod::SafeguardedNewton, 1e-15).root;
+    const double inv_sum = 1.0 / stieltjes_terms(z, n, scan.max, mu, q_, p).f;  // absorbs the tolerance
     for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<T>(static_cast<double>(p[i]) * inv_sum);
   }
 
  protected:
-
-  void backward_row(const double*, const double* p, const double* v, double* grad_z,
-                    double* grad_params, std::size_t n, Workspace& ws) const override {
+  void backward_row(const double*, const double* p, const double* v, double* grad_z, double* grad_params, std::size_t n,
+                    Workspace& ws) const override {
     double* h = ws.doubles(0, n);
     for (std::size_t i = 0; i < n; ++i) h[i] = p[i] > 0.0 ? q_ * p[i] * std::pow(p[i], 1.0 / q_) : 0.0;
     weighted_projection_vjp(h, v, grad_z, n);

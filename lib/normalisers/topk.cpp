@@ -14,7 +14,7 @@ namespace sharp::norm::detail {
 namespace {
 
 class TopK final : public TemplatedForward<TopK> {
-  static constexpr std::size_t kSmallK = 64;   // up to here a sorted list beats nth_element
+  static constexpr std::size_t kSmallK = 64;  // up to here a sorted list beats nth_element
 
  public:
   TopK(const Spec& spec, std::size_t k) : TemplatedForward(spec), k_(k) {}
@@ -22,7 +22,7 @@ class TopK final : public TemplatedForward<TopK> {
   template <class T>
   void impl(const T* z, T* p, std::size_t n, Workspace& ws) const {
     const RowScan scan = scan_row(z, n);
-    if (k_ == 1) {   // argmax: one-hot at the first maximum (the scan already found its value)
+    if (k_ == 1) {  // argmax: one-hot at the first maximum (the scan already found its value)
       std::fill(p, p + n, T(0));
       std::size_t first = 0;
       while (static_cast<double>(z[first]) != scan.max) ++first;
@@ -48,8 +48,7 @@ class TopK final : public TemplatedForward<TopK> {
  protected:
   // The selected indices in increasing order (so sums run in a fixed order); count = min(k, unmasked).
   template <class T>
-  std::size_t select(const T* z, std::size_t n, std::size_t unmasked, Workspace& ws,
-                     std::uint32_t** out) const {
+  std::size_t select(const T* z, std::size_t n, std::size_t unmasked, Workspace& ws, std::uint32_t** out) const {
     std::uint32_t* idx = ws.indices(n);
     const std::size_t count = std::min(k_, unmasked);
     if (count <= kSmallK) {
@@ -83,9 +82,7 @@ class TopK final : public TemplatedForward<TopK> {
       std::sort(idx, idx + count);
     } else {
       for (std::size_t i = 0; i < n; ++i) idx[i] = static_cast<std::uint32_t>(i);
-      auto ranks_before = [z](std::uint32_t a, std::uint32_t b) {
-        return z[a] > z[b] || (z[a] == z[b] && a < b);
-      };
+      auto ranks_before = [z](std::uint32_t a, std::uint32_t b) { return z[a] > z[b] || (z[a] == z[b] && a < b); };
       std::nth_element(idx, idx + (count - 1), idx + n, ranks_before);
       std::sort(idx, idx + count);
     }
@@ -94,8 +91,8 @@ class TopK final : public TemplatedForward<TopK> {
   }
 
   // Softmax's Jacobian restricted to the selected set; 0 elsewhere (for argmax: 0 everywhere).
-  void backward_row(const double* z, const double* p, const double* v, double* grad_z, double*,
-                    std::size_t n, Workspace& ws) const override {
+  void backward_row(const double* z, const double* p, const double* v, double* grad_z, double*, std::size_t n,
+                    Workspace& ws) const override {
     const RowScan scan = scan_row(z, n);
     if (k_ >= scan.unmasked) {
       softmax_backward_row(z, p, v, grad_z, n, 1.0, false);

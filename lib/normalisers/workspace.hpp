@@ -26,7 +26,7 @@ class Workspace {
   template <class T>
   static T* grow(Buffer<T>& b, std::size_t count) {
     if (b.size < count) {
-      b.data.reset(new T[count]);   // default-initialised: no page is touched here
+      b.data.reset(new T[count]);  // default-initialised: no page is touched here
       b.size = count;
     }
     return b.data.get();

@@ -55,7 +55,7 @@ inline DoubleBatch unit_from_bits(const U64Batch& b) {
 }
 
 class CounterLanes {
-public:
+ public:
   static constexpr std::size_t size = U64Batch::size;
 
   // Lane j starts at index first + j·stride; each next() moves every lane by size·stride.
@@ -74,7 +74,7 @@ public:
 
   DoubleBatch next_uniform() { return unit_from_bits(next_bits()); }
 
-private:
+ private:
   U64Batch state_;  // seed + (index + 1)·gamma of each lane's next index
   U64Batch step_;
 };

@@ -44,14 +44,10 @@ constexpr StreamParams stream_params(std::uint64_t key) {
   return {mix64(key + 0x9e3779b97f4a7c15ULL), mix_gamma(key + 0x3c6ef372fe94f82aULL)};
 }
 
-constexpr std::uint64_t bits_at(StreamParams p, std::uint64_t index) {
-  return mix64(p.seed + (index + 1) * p.gamma);
-}
+constexpr std::uint64_t bits_at(StreamParams p, std::uint64_t index) { return mix64(p.seed + (index + 1) * p.gamma); }
 
 // 64 random bits: value `index` of stream `key`.
-inline std::uint64_t bits(std::uint64_t key, std::uint64_t index) {
-  return bits_at(stream_params(key), index);
-}
+inline std::uint64_t bits(std::uint64_t key, std::uint64_t index) { return bits_at(stream_params(key), index); }
 
 // The top 52 bits as a double in [0, 1) on the grid k·2^-52 (exact, so vector and scalar agree).
 inline double unit_from_bits(std::uint64_t b) {

@@ -18,13 +18,13 @@ enum class Algorithm {
   bubble_sort,
   heapsort,
   quicksort,
-  max_value,   // ours: the value of the highest-priority item (appended: the draws of the others keep their keys)
+  max_value,  // ours: the value of the highest-priority item (appended: the draws of the others keep their keys)
 };
 
 inline constexpr std::array<Algorithm, 9> kAlgorithms = {
-    Algorithm::minimum,        Algorithm::binary_search, Algorithm::find_maximum_subarray_kadane,
+    Algorithm::minimum,           Algorithm::binary_search,  Algorithm::find_maximum_subarray_kadane,
     Algorithm::activity_selector, Algorithm::insertion_sort, Algorithm::bubble_sort,
-    Algorithm::heapsort,       Algorithm::quicksort,     Algorithm::max_value};
+    Algorithm::heapsort,          Algorithm::quicksort,      Algorithm::max_value};
 
 // The name printed on the first line of a sample ("heapsort").
 std::string_view algorithm_name(Algorithm a);

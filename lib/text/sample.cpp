@@ -12,14 +12,10 @@ namespace {
 
 std::string input_fields(Algorithm a, const TaskInput& in) {
   switch (a) {
-    case Algorithm::binary_search:
-      return "key: " + format_array(in.key) + ", target: " + format_milli(in.target);
-    case Algorithm::activity_selector:
-      return "s: " + format_array(in.s) + ", f: " + format_array(in.f);
-    case Algorithm::max_value:
-      return "priority: " + format_array(in.priority) + ", value: " + format_array(in.value);
-    default:
-      return "key: " + format_array(in.key);
+    case Algorithm::binary_search: return "key: " + format_array(in.key) + ", target: " + format_milli(in.target);
+    case Algorithm::activity_selector: return "s: " + format_array(in.s) + ", f: " + format_array(in.f);
+    case Algorithm::max_value: return "priority: " + format_array(in.priority) + ", value: " + format_array(in.value);
+    default: return "key: " + format_array(in.key);
   }
 }
 
@@ -88,8 +84,8 @@ Sample render(Algorithm a, const TaskInput& input, bool trace) {
     s.answer = e.output + "\n\n";
     return s;
   }
-  s.question = name + ":\n" + input_fields(a, input) + ", initial_trace: " + e.states.front() + "\n" +
-               "trace | " + output_names(a, true) + ":\n";
+  s.question = name + ":\n" + input_fields(a, input) + ", initial_trace: " + e.states.front() + "\n" + "trace | " +
+               output_names(a, true) + ":\n";
   // The binary_search and kadane outputs with a trace are their last (low, high) state.
   s.final_output = has_pair_trace(a) ? e.states.back() : e.output;
   std::string middle;
@@ -113,22 +109,54 @@ int token_bound(Algorithm a, int length, bool trace) {
   const auto bounded = [](double tokens) { return int(std::min(tokens, double(std::numeric_limits<int>::max()))); };
   switch (a) {
     case Algorithm::minimum:
-      inputs = 2 + array; state = digits(length - 1); states = n; output = state; break;
+      inputs = 2 + array;
+      state = digits(length - 1);
+      states = n;
+      output = state;
+      break;
     case Algorithm::binary_search:
-      inputs = 2 + array + 4 + number; state = 4 + 2 * digits(length - 1); states = h + 3; output = state; break;
+      inputs = 2 + array + 4 + number;
+      state = 4 + 2 * digits(length - 1);
+      states = h + 3;
+      output = state;
+      break;
     case Algorithm::find_maximum_subarray_kadane:
-      inputs = 2 + array; state = 4 + 2 * digits(length - 1); states = n; output = state; break;
+      inputs = 2 + array;
+      state = 4 + 2 * digits(length - 1);
+      states = n;
+      output = state;
+      break;
     case Algorithm::activity_selector:
-      inputs = 2 * (2 + array) + 2; state = 2 + n + (n - 1); states = n + 1; output = state; break;
+      inputs = 2 * (2 + array) + 2;
+      state = 2 + n + (n - 1);
+      states = n + 1;
+      output = state;
+      break;
     case Algorithm::insertion_sort:
-      inputs = 2 + array; state = array; states = n; output = array; break;
+      inputs = 2 + array;
+      state = array;
+      states = n;
+      output = array;
+      break;
     case Algorithm::bubble_sort:
-      inputs = 2 + array; state = array; states = 1 + n * (n - 1) / 2; output = array; break;
+      inputs = 2 + array;
+      state = array;
+      states = 1 + n * (n - 1) / 2;
+      output = array;
+      break;
     case Algorithm::heapsort:
-      inputs = 2 + array; state = array; states = 1 + n * (h + 1) + (n - 1) * (h + 2); output = array; break;
+      inputs = 2 + array;
+      state = array;
+      states = 1 + n * (h + 1) + (n - 1) * (h + 2);
+      output = array;
+      break;
     case Algorithm::quicksort:
       // sorted input is the worst case: partitions of n, n - 1, ..., 2 keys, one state per comparison and pivot swap
-      inputs = 2 + array; state = array; states = n * (n + 1) / 2 - 1; output = array; break;
+      inputs = 2 + array;
+      state = array;
+      states = n * (n + 1) / 2 - 1;
+      output = array;
+      break;
     case Algorithm::max_value:  // "priority: [..], value: [..]" and one number; no trace
       return bounded(name_tokens + 3 + array + 5 + array + 1 + 8 + number + 2);
   }
@@ -140,10 +168,11 @@ int token_bound(Algorithm a, int length, bool trace) {
 }
 
 std::string length_refusal(Algorithm a, int length, bool trace) {
-  const std::string what = std::string(algorithm_name(a)) + (trace ? " with trace" : "") + " at length " +
-                           std::to_string(length);
+  const std::string what =
+      std::string(algorithm_name(a)) + (trace ? " with trace" : "") + " at length " + std::to_string(length);
   if (length < 4 || length > 1024) return what + ": lengths run from 4 to 1024";
-  if (trace && !has_trace(a)) return what + ": " + std::string(algorithm_name(a)) + " has no trace (draw it without one)";
+  if (trace && !has_trace(a))
+    return what + ": " + std::string(algorithm_name(a)) + " has no trace (draw it without one)";
   if (trace && is_sorting(a) &&
       std::find(std::begin(kQuadraticTraceLengths), std::end(kQuadraticTraceLengths), length) ==
           std::end(kQuadraticTraceLengths)) {

@@ -14,7 +14,7 @@ namespace sharp::text {
 
 struct Sample {
   std::string question;
-  std::string answer;        // ends with "\n\n"
+  std::string answer;  // ends with "\n\n"
   std::string final_output;  // the part of the answer after " | " (the whole answer without a trace), no "\n\n"
   std::string text() const { return question + answer; }
 };

@@ -8,16 +8,16 @@ namespace sharp::text {
 namespace {
 
 // Characters first, then words; a word is a maximal run of [a-z_].
-constexpr std::array<std::string_view, 17> kCharacters = {
-    "\n", " ", "(", ")", ",", "-", ".", ":", "[", "]", "|", "0", "1", "2", "3", "4", "5"};
+constexpr std::array<std::string_view, 17> kCharacters = {"\n", " ", "(", ")", ",", "-", ".", ":", "[",
+                                                          "]",  "|", "0", "1", "2", "3", "4", "5"};
 constexpr std::array<std::string_view, 4> kMoreDigits = {"6", "7", "8", "9"};
 constexpr std::array<std::string_view, 27> kWords = {
     // algorithms
-    "minimum", "binary_search", "find_maximum_subarray_kadane", "activity_selector", "insertion_sort",
-    "bubble_sort", "heapsort", "quicksort",
+    "minimum", "binary_search", "find_maximum_subarray_kadane", "activity_selector", "insertion_sort", "bubble_sort",
+    "heapsort", "quicksort",
     // field names
-    "key", "target", "s", "f", "initial_trace", "trace", "pred", "min", "return", "start", "end", "selected",
-    "low", "high", "best_low", "best_high",
+    "key", "target", "s", "f", "initial_trace", "trace", "pred", "min", "return", "start", "end", "selected", "low",
+    "high", "best_low", "best_high",
     // max_value (ours): its name and fields
     "max_value", "priority", "value"};
 
@@ -55,7 +55,8 @@ std::vector<Token> tokenise(std::string_view text) {
       for (std::size_t w = 0; w < kWords.size(); ++w) {
         if (kWords[w] == word) found = kCharCount + static_cast<Token>(w);
       }
-      if (found < 0) throw BadInput("offset " + std::to_string(i) + ": '" + std::string(word) + "' is not in the vocabulary");
+      if (found < 0)
+        throw BadInput("offset " + std::to_string(i) + ": '" + std::string(word) + "' is not in the vocabulary");
       out.push_back(found);
       i = end;
       continue;

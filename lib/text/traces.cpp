@@ -199,7 +199,8 @@ Trace max_value(const std::vector<Milli>& priority, const std::vector<Milli>& va
 void check_input(Algorithm a, const TaskInput& in) {
   const std::string name(algorithm_name(a));
   if (a == Algorithm::max_value) {
-    if (in.priority.size() != in.value.size()) throw BadInput(name + ": priority and value need the same number of items");
+    if (in.priority.size() != in.value.size())
+      throw BadInput(name + ": priority and value need the same number of items");
     if (in.priority.size() < 2) throw BadInput(name + ": needs at least 2 items");
     return;
   }

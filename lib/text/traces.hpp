@@ -19,9 +19,7 @@ struct TaskInput {
   Milli target = 0;
   std::vector<Milli> s, f;
   std::vector<Milli> priority, value;
-  int length() const {
-    return static_cast<int>(!key.empty() ? key.size() : !s.empty() ? s.size() : priority.size());
-  }
+  int length() const { return static_cast<int>(!key.empty() ? key.size() : !s.empty() ? s.size() : priority.size()); }
 };
 
 struct Trace {

@@ -27,7 +27,7 @@ std::vector<text::Token> greedy_decode(const transformer::Transformer& model, co
   while (out.size() < budget) {
     text::Token best = 0;
     for (std::size_t v = 1; v < logits.size(); ++v)
-      if (logits[v] > logits[std::size_t(best)]) best = text::Token(v);   // lowest index on ties
+      if (logits[v] > logits[std::size_t(best)]) best = text::Token(v);  // lowest index on ties
     out.push_back(best);
     const std::size_t k = out.size();
     if (k >= 2 && out[k - 1] == text::newline_token() && out[k - 2] == text::newline_token()) break;

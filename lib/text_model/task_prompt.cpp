@@ -7,7 +7,7 @@
 namespace sharp::text_model {
 namespace {
 
-constexpr int kShortest = 4, kLongest = 1024;   // text::length_refusal's range
+constexpr int kShortest = 4, kLongest = 1024;  // text::length_refusal's range
 
 int shortest_allowed(text::Algorithm a, bool trace) {
   for (int length = kShortest; length <= kLongest; ++length)
@@ -40,9 +40,9 @@ TaskPrompt longest_prompt(text::Algorithm a, bool trace, std::uint64_t seed, std
   }
   if (best.length == 0) {
     const std::string why = prompt_budget_refusal(a, trace, budget);
-    throw BadInput(why.empty() ? std::string(text::algorithm_name(a)) + ": no prompt fits " + std::to_string(budget) +
-                                     " tokens"
-                               : why);
+    throw BadInput(why.empty()
+                       ? std::string(text::algorithm_name(a)) + ": no prompt fits " + std::to_string(budget) + " tokens"
+                       : why);
   }
   return best;
 }

@@ -13,8 +13,8 @@ namespace sharp::text_model {
 
 struct TaskPrompt {
   text::Algorithm algorithm{};
-  int length = 0;                    // keys of the task (the algorithm's length)
-  std::vector<text::Token> tokens;   // the question's tokens, [tokens.size() <= budget]
+  int length = 0;  // keys of the task (the algorithm's length)
+  std::vector<text::Token> tokens;  // the question's tokens, [tokens.size() <= budget]
 };
 
 // The prompt of sample `index` of stream `seed` at the largest allowed length (text::length_refusal

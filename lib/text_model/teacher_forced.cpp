@@ -14,7 +14,7 @@ TeacherForcedScore teacher_forced_score(const transformer::Transformer& model, c
   TeacherForcedScore s;
   double loss_sum = 0.0;
   std::int64_t tokens = 0, right = 0, exact = 0;
-  constexpr std::size_t kGroup = 16;   // samples per forward pass (bounds the logits' memory)
+  constexpr std::size_t kGroup = 16;  // samples per forward pass (bounds the logits' memory)
   for (std::size_t first = 0; first < samples.size(); first += kGroup) {
     const std::vector<text::Sample> group(samples.begin() + std::ptrdiff_t(first),
                                           samples.begin() + std::ptrdiff_t(std::min(samples.size(), first + kGroup)));

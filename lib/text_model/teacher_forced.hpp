@@ -12,10 +12,10 @@
 namespace sharp::text_model {
 
 struct TeacherForcedScore {
-  double loss = 0.0;             // mean over answer tokens, nats
-  double token_accuracy = 0.0;   // fraction of answer tokens
-  double exact_match = 0.0;      // fraction of samples
-  std::vector<std::int64_t> correct;   // per sample: 1 when every answer token is right
+  double loss = 0.0;  // mean over answer tokens, nats
+  double token_accuracy = 0.0;  // fraction of answer tokens
+  double exact_match = 0.0;  // fraction of samples
+  std::vector<std::int64_t> correct;  // per sample: 1 when every answer token is right
 };
 
 TeacherForcedScore teacher_forced_score(const transformer::Transformer& model, const float* params,

@@ -32,7 +32,7 @@ struct AttentionShape {
 struct AttentionHeads {
   std::vector<const norm::Normaliser*> normalisers;
   std::vector<double> alibi;
-  std::size_t layer = 0;   // reported to the observer
+  std::size_t layer = 0;  // reported to the observer
   // Parameters per query row (query_parameters.hpp): [B, H, n, P], P the normalisers' parameter count,
   // passed to Normaliser::forward/backward with row parameters; nullptr: each normaliser's own spec.
   const double* row_parameters = nullptr;

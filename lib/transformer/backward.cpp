@@ -32,9 +32,9 @@ void transformer_backward(const Transformer& model, const T* params, const std::
 
   // logits = f Uᵀ, f = LN_final(x_out)
   const T* f = c.layer_norm ? cache.ln_final.data() : cache.x_out.data();
-  nn::gemm(nn::Trans::Yes, nn::Trans::No, V, d, R, T(1), dlogits, f, T(1), grads + L.unembedding);   // dU += dlᵀ f
+  nn::gemm(nn::Trans::Yes, nn::Trans::No, V, d, R, T(1), dlogits, f, T(1), grads + L.unembedding);  // dU += dlᵀ f
   nn::gemm(nn::Trans::No, nn::Trans::No, R, d, V, T(1), dlogits, params + L.unembedding, T(0),
-           c.layer_norm ? dtmp.data() : dx.data());                                                    // df = dl U
+           c.layer_norm ? dtmp.data() : dx.data());  // df = dl U
   if (c.layer_norm)
     layer_norm_backward(dx.data(), grads + L.final_gain, grads + L.final_bias, dtmp.data(), cache.x_out.data(),
                         cache.mean_f.data(), cache.rstd_f.data(), params + L.final_gain, R, d);
@@ -51,7 +51,7 @@ void transformer_backward(const Transformer& model, const T* params, const std::
     const T* m = c.layer_norm ? bc.ln2.data() : bc.x_mid.data();
     nn::linear_backward(dtmp.data(), grads + o.mlp_in_weight, grads + o.mlp_in_bias, dact.data(), m,
                         params + o.mlp_in_weight, R, d, F);
-    if (c.layer_norm) {   // dx += LN2ᵀ(dm), through dattn as scratch
+    if (c.layer_norm) {  // dx += LN2ᵀ(dm), through dattn as scratch
       layer_norm_backward(dattn.data(), grads + o.ln2_gain, grads + o.ln2_bias, dtmp.data(), bc.x_mid.data(),
                           bc.mean2.data(), bc.rstd2.data(), params + o.ln2_gain, R, d);
       for (std::size_t j = 0; j < R * d; ++j) dx[j] += dattn[j];
@@ -80,11 +80,11 @@ void transformer_backward(const Transformer& model, const T* params, const std::
       for (std::size_t r = 0; r < R; ++r) rope_rotate_row(dqkv.data() + r * W3, 2 * H, dh, r % n, rope, true);
     // qkv = a W_qkvᵀ + b_qkv, a = LN1(x_in)
     const T* a = c.layer_norm ? bc.ln1.data() : bc.x_in.data();
-    nn::linear_backward(dtmp.data(), grads + o.qkv_weight, grads + o.qkv_bias, dqkv.data(), a,
-                        params + o.qkv_weight, R, d, W3);
-    if (per_query)   // a also set each query's normaliser parameters: dL/da += their path, dL/dc, dL/dw
-      QueryParameters(L, l, layer_heads).backward(params, a, bc.query_raw.data(), dscalars.data(), B, n, grads,
-                                                  dtmp.data());
+    nn::linear_backward(dtmp.data(), grads + o.qkv_weight, grads + o.qkv_bias, dqkv.data(), a, params + o.qkv_weight, R,
+                        d, W3);
+    if (per_query)  // a also set each query's normaliser parameters: dL/da += their path, dL/dc, dL/dw
+      QueryParameters(L, l, layer_heads)
+          .backward(params, a, bc.query_raw.data(), dscalars.data(), B, n, grads, dtmp.data());
     if (c.layer_norm) {
       layer_norm_backward(dattn.data(), grads + o.ln1_gain, grads + o.ln1_bias, dtmp.data(), bc.x_in.data(),
                           bc.mean1.data(), bc.rstd1.data(), params + o.ln1_gain, R, d);

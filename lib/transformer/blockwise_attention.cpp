@@ -185,7 +185,7 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
             bmax = double(scan.max);
             bmin = double(scan.min);
           } else {
-            bool nan = false;   // an integer reduction, so the loop vectorises (±inf shows in bmax, bmin)
+            bool nan = false;  // an integer reduction, so the loop vectorises (±inf shows in bmax, bmin)
             for (std::size_t j = 0; j < valid; ++j) {
               const double zj = double(srow[j]);
               z[j] = zj;
@@ -197,30 +197,33 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
           }
           RowState& st = sc.rows[r];
           st.zmin = std::min(st.zmin, bmin);
-          if (observer && accumulate && !temperature.needs_entropy_pass() && st.beta != 1.0) {   // before the store below
+          if (observer && accumulate && !temperature.needs_entropy_pass() &&
+              st.beta != 1.0) {  // before the store below
             if (bmax > st.plain.shift) st.plain.rescale_to(bmax);
             double s1, t1;
             if constexpr (std::is_same_v<T, float>) {
               block_sums(srow, valid, float(simd::kLog2e), float(st.plain.shift), false, Exp2Weights{}, s1, t1);
               t1 *= kLn2;
             } else {
-              block_sums(z, valid, 1.0, st.plain.shift, false, [](auto u) { return simd::exp_bounded(u); }, s1, t1);
+              block_sums(
+                  z, valid, 1.0, st.plain.shift, false, [](auto u) { return simd::exp_bounded(u); }, s1, t1);
             }
             st.plain.add_sums(s1, t1);
           }
-          if (bmax > st.stats.shift) {   // the reference follows the max; the output sum follows too
+          if (bmax > st.stats.shift) {  // the reference follows the max; the output sum follows too
             const double f = st.stats.rescale_to(bmax, st.beta);
             if (accumulate && f != 1.0)
               for (std::size_t c = 0; c < dh; ++c) sc.acc[r * dh + c] = T(double(sc.acc[r * dh + c]) * f);
           }
           st.stats.max = st.stats.shift;
           double s, t;
-          if constexpr (std::is_same_v<T, float>) {   // weights written over the logits (P == S)
-            block_sums(srow, valid, float(st.beta * simd::kLog2e), float(st.stats.shift), accumulate, Exp2Weights{},
-                       s, t);
+          if constexpr (std::is_same_v<T, float>) {  // weights written over the logits (P == S)
+            block_sums(srow, valid, float(st.beta * simd::kLog2e), float(st.stats.shift), accumulate, Exp2Weights{}, s,
+                       t);
             t *= kLn2;
           } else {
-            block_sums(z, valid, st.beta, st.stats.shift, accumulate, [](auto u) { return simd::exp_bounded(u); }, s, t);
+            block_sums(
+                z, valid, st.beta, st.stats.shift, accumulate, [](auto u) { return simd::exp_bounded(u); }, s, t);
             if (accumulate)
               for (std::size_t j = 0; j < valid; ++j) prow[j] = T(z[j]);
           }
@@ -235,7 +238,7 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
     if (temperature.needs_entropy_pass()) {
       pass(false);
       for (RowState& st : sc.rows) {
-        st.entropy_before_beta = st.stats.entropy();   // the first pass is at β = 1
+        st.entropy_before_beta = st.stats.entropy();  // the first pass is at β = 1
         st.beta = temperature.beta_after(st.entropy_before_beta);
         // The second pass starts from the final max (no rescaling) with fresh sums.
         const double max = st.stats.max;
@@ -259,12 +262,12 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
         s.keys = std::uint32_t(shape.keys(r0 + r));
         s.logit_max = st.stats.max;
         s.logit_min = st.zmin;
-        s.alpha_max = 1.0 / st.stats.total_sum();   // the max's term is e^0 = 1
+        s.alpha_max = 1.0 / st.stats.total_sum();  // the max's term is e^0 = 1
         s.alpha_min = simd::exp_bounded(st.beta * (st.zmin - st.stats.max)) / st.stats.total_sum();
         s.entropy = st.stats.entropy();
         s.entropy_before_beta = temperature.needs_entropy_pass() ? st.entropy_before_beta
-                                : st.beta == 1.0       ? s.entropy
-                                                       : st.plain.entropy();
+                                : st.beta == 1.0                 ? s.entropy
+                                                                 : st.plain.entropy();
         s.beta = st.beta;
         s.support = s.keys;
       }
@@ -275,7 +278,7 @@ void attention_forward_blockwise(T* out, const T* qkv, const AttentionShape& sha
 
 template void attention_forward_blockwise<float>(float*, const float*, const AttentionShape&, const AttentionHeads&,
                                                  AttentionObserver*);
-template void attention_forward_blockwise<double>(double*, const double*, const AttentionShape&,
-                                                  const AttentionHeads&, AttentionObserver*);
+template void attention_forward_blockwise<double>(double*, const double*, const AttentionShape&, const AttentionHeads&,
+                                                  AttentionObserver*);
 
 }  // namespace sharp::transformer

@@ -17,24 +17,24 @@ namespace sharp::transformer {
 // the embedding. alibi and index are unbounded in the position (the theorem's negative controls).
 enum class Positional { None, Sinusoidal, Learned, Rope, Alibi, Index };
 
-Positional parse_positional(std::string_view name);            // throws sharp::BadInput
+Positional parse_positional(std::string_view name);  // throws sharp::BadInput
 std::string positional_name(Positional p);
-const std::vector<std::string>& positional_names();            // none, sinusoidal, learned, rope, alibi, index
+const std::vector<std::string>& positional_names();  // none, sinusoidal, learned, rope, alibi, index
 
 struct TransformerConfig {
   std::size_t layers = 4;
   std::size_t heads = 4;
   std::size_t d_model = 128;
   std::size_t vocab = 64;
-  bool causal = true;                       // decoder (causal) or encoder (bidirectional)
+  bool causal = true;  // decoder (causal) or encoder (bidirectional)
   Positional positional = Positional::None;
-  bool layer_norm = true;                   // false: no LayerNorm anywhere (blocks and final)
-  bool tied = true;                         // unembedding = token embedding
-  double init_scale = 1.0;                  // multiplies every LeCun-normal weight
-  std::size_t max_length = 1024;            // longest input of a `learned` model (its table's rows)
-  std::string normaliser = "softmax";       // spec of every head's normaliser; may learn scalars
-                                            // (normalisers/learned_scalars.hpp), one per head
-  std::size_t train_length = 256;           // training input length: sets ssmax:s=learn's initial s
+  bool layer_norm = true;  // false: no LayerNorm anywhere (blocks and final)
+  bool tied = true;  // unembedding = token embedding
+  double init_scale = 1.0;  // multiplies every LeCun-normal weight
+  std::size_t max_length = 1024;  // longest input of a `learned` model (its table's rows)
+  std::string normaliser = "softmax";  // spec of every head's normaliser; may learn scalars
+      // (normalisers/learned_scalars.hpp), one per head
+  std::size_t train_length = 256;  // training input length: sets ssmax:s=learn's initial s
 
   std::size_t d_head() const { return d_model / heads; }
   std::size_t d_ff() const { return 4 * d_model; }

@@ -52,10 +52,10 @@ void Decoder<T>::push(std::int32_t token, T* logits, AttentionObserver* observer
   const TransformerLayout& L = model_.layout();
   const TransformerConfig& c = model_.config();
   const std::size_t d = c.d_model, F = c.d_ff(), H = c.heads, dh = c.d_head(), pos = length_;
-  if (pos >= max_length_)
-    throw BadInput("decoder cache is full (" + std::to_string(max_length_) + " tokens)");
+  if (pos >= max_length_) throw BadInput("decoder cache is full (" + std::to_string(max_length_) + " tokens)");
   if (token < 0 || std::size_t(token) >= c.vocab)
-    throw BadInput("token " + std::to_string(token) + " is outside the vocabulary [0, " + std::to_string(c.vocab) + ")");
+    throw BadInput("token " + std::to_string(token) + " is outside the vocabulary [0, " + std::to_string(c.vocab) +
+                   ")");
   const T* P = params_;
   std::copy_n(P + L.embedding + std::size_t(token) * d, d, x_.data());
   switch (c.positional) {
@@ -81,8 +81,8 @@ void Decoder<T>::push(std::int32_t token, T* logits, AttentionObserver* observer
     std::copy_n(qkv_.data() + 2 * d, d, values_[l].data() + pos * d);
     for (std::size_t h = 0; h < H; ++h) {
       // z_j = q·k_j/√d_head (− ALiBi slope·(pos − j)) over the cached keys j ≤ pos.
-      nn::gemm(nn::Trans::No, nn::Trans::Yes, 1, keys, dh, scale, qkv_.data() + h * dh, 3 * d,
-               keys_[l].data() + h * dh, d, T(0), z_.data(), keys);
+      nn::gemm(nn::Trans::No, nn::Trans::Yes, 1, keys, dh, scale, qkv_.data() + h * dh, 3 * d, keys_[l].data() + h * dh,
+               d, T(0), z_.data(), keys);
       if (!heads.alibi.empty())
         for (std::size_t j = 0; j < keys; ++j) z_[j] -= T(heads.alibi[h] * double(pos - j));
       if (per_query)
@@ -105,7 +105,8 @@ void Decoder<T>::push(std::int32_t token, T* logits, AttentionObserver* observer
     nn::linear_forward(tmp_.data(), act_.data(), P + o.mlp_out_weight, P + o.mlp_out_bias, 1, F, d);
     for (std::size_t j = 0; j < d; ++j) x_[j] += tmp_[j];
   }
-  nn::gemm(nn::Trans::No, nn::Trans::Yes, 1, c.vocab, d, T(1), normed(L.final_gain, L.final_bias), P + L.unembedding, T(0), logits);
+  nn::gemm(nn::Trans::No, nn::Trans::Yes, 1, c.vocab, d, T(1), normed(L.final_gain, L.final_bias), P + L.unembedding,
+           T(0), logits);
   ++length_;
 }
 

@@ -30,16 +30,16 @@ class Decoder {
   void reset() { length_ = 0; }
 
  private:
-  const T* normed(std::size_t gain, std::size_t bias);   // LayerNorm of x (a_), or x without LayerNorm
+  const T* normed(std::size_t gain, std::size_t bias);  // LayerNorm of x (a_), or x without LayerNorm
 
   const Transformer& model_;
   const T* params_;
   std::shared_ptr<const BoundHeads> heads_;
   std::size_t max_length_, length_ = 0;
-  std::vector<std::vector<T>> keys_, values_;   // [layers][max_length · W]
+  std::vector<std::vector<T>> keys_, values_;  // [layers][max_length · W]
   std::vector<T> x_, a_, qkv_, attn_, tmp_, pre_, act_, z_, p_;
-  std::vector<QueryParameters> query_;             // [layers] when parameters are learned per query, else empty
-  std::vector<double> query_values_, query_raw_;   // [H, P], [H, learned]: this row's (query_parameters.hpp)
+  std::vector<QueryParameters> query_;  // [layers] when parameters are learned per query, else empty
+  std::vector<double> query_values_, query_raw_;  // [H, P], [H, learned]: this row's (query_parameters.hpp)
 };
 
 }  // namespace sharp::transformer

@@ -7,7 +7,7 @@
 namespace sharp::transformer {
 namespace {
 
-constexpr double kInvSqrt2Pi = 0.3989422804014327;   // 1/√(2π)
+constexpr double kInvSqrt2Pi = 0.3989422804014327;  // 1/√(2π)
 using FloatBatch = xsimd::batch<float>;
 constexpr std::size_t kLanes = FloatBatch::size;
 
@@ -62,7 +62,7 @@ void gelu_forward_with_slope(float* y, float* slope, const float* x, std::size_t
     const FloatBatch s = slope_from(v, c);
     if (i + kLanes <= count) {
       s.store_unaligned(slope + i);
-    } else {   // the padded tail
+    } else {  // the padded tail
       alignas(64) float buf[kLanes];
       s.store_aligned(buf);
       std::copy(buf, buf + (count - i), slope + i);

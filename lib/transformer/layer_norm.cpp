@@ -46,7 +46,7 @@ void layer_norm_backward(T* dx, T* dgain, T* dbias, const T* dy, const T* x, con
     const T* dyr = dy + r * d;
     const double mu = double(mean[r]), inv = double(rstd[r]);
     auto xhat = [&](std::size_t j) { return (double(xr[j]) - mu) * inv; };
-    auto g = [&](std::size_t j) { return double(dyr[j]) * double(gain[j]); };   // dx̂ = dy ⊙ gain
+    auto g = [&](std::size_t j) { return double(dyr[j]) * double(gain[j]); };  // dx̂ = dy ⊙ gain
     for (std::size_t j = 0; j < d; ++j) {
       dgain[j] += T(double(dyr[j]) * xhat(j));
       dbias[j] += dyr[j];
@@ -62,8 +62,8 @@ template void layer_norm_forward<float>(float*, float*, float*, const float*, co
                                         std::size_t);
 template void layer_norm_forward<double>(double*, double*, double*, const double*, const double*, const double*,
                                          std::size_t, std::size_t);
-template void layer_norm_backward<float>(float*, float*, float*, const float*, const float*, const float*,
-                                         const float*, const float*, std::size_t, std::size_t);
+template void layer_norm_backward<float>(float*, float*, float*, const float*, const float*, const float*, const float*,
+                                         const float*, std::size_t, std::size_t);
 template void layer_norm_backward<double>(double*, double*, double*, const double*, const double*, const double*,
                                           const double*, const double*, std::size_t, std::size_t);
 

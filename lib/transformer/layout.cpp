@@ -74,8 +74,7 @@ void init_parameters(const TransformerLayout& layout, T* params, std::uint64_t k
       for (std::size_t j = 0; j < info.size(); ++j) p[j] = T(v);
       continue;
     }
-    const double scale =
-        init == Init::Normal ? 1.0 : layout.config.init_scale / std::sqrt(double(info.fan_in));
+    const double scale = init == Init::Normal ? 1.0 : layout.config.init_scale / std::sqrt(double(info.fan_in));
     const std::uint64_t tensor_key = rng::child_key(key, t);
     for (std::size_t j = 0; j < info.size(); ++j) p[j] = T(scale * rng::normal(tensor_key, j));
   }

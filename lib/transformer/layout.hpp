@@ -23,8 +23,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "normalisers/learned_scalars.hpp"
 #include "nn/parameters.hpp"
+#include "normalisers/learned_scalars.hpp"
 #include "transformer/config.hpp"
 
 namespace sharp::transformer {
@@ -40,15 +40,15 @@ struct BlockOffsets {
 struct TransformerLayout {
   TransformerConfig config;
   nn::ParameterLayout params;
-  std::vector<Init> init;                 // [params.tensors().size()]
-  std::vector<double> init_value;         // [params.tensors().size()]: the value of Init::Constant
-  norm::LearnableSpec normaliser;         // the heads' spec; learned scalars at their initial values
-  std::vector<std::vector<std::size_t>> scalars;   // [layers][learned]: offset of layers.L.norm.<p>
-  std::vector<std::vector<std::size_t>> query_weights;   // [layers][learned]: offset of layers.L.norm.<p>.weight
-                                                         // (0 for a parameter not learned per query)
-  std::size_t decay_size = 0;             // weight decay applies to params [0, decay_size) only
+  std::vector<Init> init;  // [params.tensors().size()]
+  std::vector<double> init_value;  // [params.tensors().size()]: the value of Init::Constant
+  norm::LearnableSpec normaliser;  // the heads' spec; learned scalars at their initial values
+  std::vector<std::vector<std::size_t>> scalars;  // [layers][learned]: offset of layers.L.norm.<p>
+  std::vector<std::vector<std::size_t>> query_weights;  // [layers][learned]: offset of layers.L.norm.<p>.weight
+      // (0 for a parameter not learned per query)
+  std::size_t decay_size = 0;  // weight decay applies to params [0, decay_size) only
   std::size_t embedding = 0, position = 0, final_gain = 0, final_bias = 0, unembedding = 0;
-  std::vector<BlockOffsets> blocks;       // [layers]
+  std::vector<BlockOffsets> blocks;  // [layers]
 };
 
 // Validates the config (sharp::BadInput) and lays out its tensors.

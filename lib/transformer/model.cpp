@@ -23,8 +23,7 @@ BoundHeads::BoundHeads(const TransformerLayout& layout, const T* params) {
   const TransformerConfig& c = layout.config;
   const norm::LearnableSpec& spec = layout.normaliser;
   heads_per_layer_ = c.heads;
-  const std::vector<double> slopes =
-      c.positional == Positional::Alibi ? alibi_slopes(c.heads) : std::vector<double>{};
+  const std::vector<double> slopes = c.positional == Positional::Alibi ? alibi_slopes(c.heads) : std::vector<double>{};
   std::vector<double> raw(spec.learned.size());
   for (std::size_t l = 0; l < c.layers; ++l) {
     AttentionHeads heads;
@@ -115,7 +114,8 @@ T* data_or_null(std::vector<T>& v, std::size_t offset) {
 
 template <class T>
 void transformer_forward(const Transformer& model, const T* params, const std::int32_t* tokens, std::size_t batch,
-                         std::size_t length, T* logits, std::type_identity_t<ForwardCache<T>>* cache, AttentionObserver* observer) {
+                         std::size_t length, T* logits, std::type_identity_t<ForwardCache<T>>* cache,
+                         AttentionObserver* observer) {
   const TransformerLayout& L = model.layout();
   const TransformerConfig& c = model.config();
   c.check_length(length);
@@ -143,8 +143,8 @@ void transformer_forward(const Transformer& model, const T* params, const std::i
   }
   const std::shared_ptr<const BoundHeads> heads = model.bind(params);
   const bool per_query = learns_per_query(L);
-  std::vector<T> x, qkv, attn;   // inference: one residual stream updated in place
-  std::vector<double> query_values, query_raw;   // inference: the layer's per-query parameters
+  std::vector<T> x, qkv, attn;  // inference: one residual stream updated in place
+  std::vector<double> query_values, query_raw;  // inference: the layer's per-query parameters
   if (cache) {
     allocate(*cache, c, batch, n);
     cache->heads = heads;
@@ -182,7 +182,7 @@ void transformer_forward(const Transformer& model, const T* params, const std::i
     T* xmid = bc ? bc->x_mid.data() : x.data();
     T* xnext = !cache ? x.data() : l + 1 < c.layers ? cache->blocks[l + 1].x_in.data() : cache->x_out.data();
     AttentionHeads layer_heads = heads->layer(l);
-    std::optional<QueryParameters> query;   // parameters learned per query: read from each row's LN1 output
+    std::optional<QueryParameters> query;  // parameters learned per query: read from each row's LN1 output
     double *qvalues = nullptr, *qraw = nullptr;
     if (per_query) {
       query.emplace(L, l, layer_heads);
@@ -207,7 +207,7 @@ void transformer_forward(const Transformer& model, const T* params, const std::i
       if (observer) observer->observe_input(LayerInputChunk<T>{l, r0, rows, d, a});
       if (query) query->forward(params, a, r0, rows, n, qvalues, qraw);
       nn::linear_forward(q + r0 * W3, a, params + o.qkv_weight, params + o.qkv_bias, rows, d, W3);
-      if (c.positional == Positional::Rope)   // q and k of every head: 2H blocks of d_head
+      if (c.positional == Positional::Rope)  // q and k of every head: 2H blocks of d_head
         for (std::size_t r = r0; r < r0 + rows; ++r) rope_rotate_row(q + r * W3, 2 * H, dh, r % n, rope);
     });
 

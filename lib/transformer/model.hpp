@@ -37,14 +37,14 @@ class BoundHeads {
 
  private:
   std::size_t heads_per_layer_ = 0;
-  std::vector<std::unique_ptr<norm::Normaliser>> normalisers_;   // [layers · heads]
-  std::vector<AttentionHeads> heads_;                             // [layers]
+  std::vector<std::unique_ptr<norm::Normaliser>> normalisers_;  // [layers · heads]
+  std::vector<AttentionHeads> heads_;  // [layers]
 };
 
 // A model's structure: its layout and, for a spec without learned scalars, its heads.
 class Transformer {
  public:
-  explicit Transformer(const TransformerConfig& config);   // throws sharp::BadInput on a bad config
+  explicit Transformer(const TransformerConfig& config);  // throws sharp::BadInput on a bad config
 
   const TransformerConfig& config() const { return layout_.config; }
   const TransformerLayout& layout() const { return layout_; }
@@ -63,17 +63,17 @@ class Transformer {
 template <class T>
 struct BlockCache {
   std::vector<T> x_in, ln1, mean1, rstd1, qkv, attn, x_mid, ln2, mean2, rstd2, act;
-  std::vector<T> gelu_slope;   // GELU′ at the MLP's pre-activation (gelu.hpp), for the backward
-  std::vector<double> query_values, query_raw;   // parameters learned per query (query_parameters.hpp)
+  std::vector<T> gelu_slope;  // GELU′ at the MLP's pre-activation (gelu.hpp), for the backward
+  std::vector<double> query_values, query_raw;  // parameters learned per query (query_parameters.hpp)
   AttentionCache<T> attention;
 };
 template <class T>
 struct ForwardCache {
   std::size_t batch = 0, length = 0;
-  std::shared_ptr<const BoundHeads> heads;   // the normalisers the forward used
-  std::vector<BlockCache<T>> blocks;         // [layers]
+  std::shared_ptr<const BoundHeads> heads;  // the normalisers the forward used
+  std::vector<BlockCache<T>> blocks;  // [layers]
   std::vector<T> x_out, ln_final, mean_f, rstd_f;
-  std::vector<T> dx, dtmp, dattn, dact, dqkv;   // transformer_backward's buffers, kept between steps
+  std::vector<T> dx, dtmp, dattn, dact, dqkv;  // transformer_backward's buffers, kept between steps
 };
 
 // logits [batch, length, vocab] (nullptr: not computed, e.g. when only the observer matters).

@@ -27,7 +27,8 @@ template <class T>
 std::map<std::string, ShapedArray> model_arrays(const TransformerLayout& layout, const T* params) {
   std::map<std::string, ShapedArray> out;
   for (const nn::TensorInfo& t : layout.params.tensors())
-    out[kParamPrefix + t.name] = ShapedArray{t.shape, std::vector<double>(params + t.offset, params + t.offset + t.size())};
+    out[kParamPrefix + t.name] =
+        ShapedArray{t.shape, std::vector<double>(params + t.offset, params + t.offset + t.size())};
   return out;
 }
 
@@ -60,7 +61,8 @@ std::vector<T> params_from_arrays(const TransformerLayout& layout, const std::ma
 
 template std::map<std::string, ShapedArray> model_arrays<float>(const TransformerLayout&, const float*);
 template std::map<std::string, ShapedArray> model_arrays<double>(const TransformerLayout&, const double*);
-template std::vector<float> params_from_arrays<float>(const TransformerLayout&, const std::map<std::string, ShapedArray>&);
+template std::vector<float> params_from_arrays<float>(const TransformerLayout&,
+                                                      const std::map<std::string, ShapedArray>&);
 template std::vector<double> params_from_arrays<double>(const TransformerLayout&,
                                                         const std::map<std::string, ShapedArray>&);
 

@@ -44,7 +44,7 @@ void rope_rotate_row(T* x, std::size_t heads, std::size_t d_head, std::size_t po
   const std::size_t c = d_head / 2;
   const double* cs = table.cos.data() + (position - table.first) * c;
   const double* sn = table.sin.data() + (position - table.first) * c;
-  const double sign = inverse ? -1.0 : 1.0;   // −sin θ exactly: a sign flip
+  const double sign = inverse ? -1.0 : 1.0;  // −sin θ exactly: a sign flip
   for (std::size_t h = 0; h < heads; ++h) {
     T* v = x + h * d_head;
     for (std::size_t i = 0; i < c; ++i) {

@@ -89,7 +89,7 @@ template void QueryParameters::forward<double>(const double*, const double*, std
                                                double*, double*) const;
 template void QueryParameters::backward<float>(const float*, const float*, const double*, const double*, std::size_t,
                                                std::size_t, float*, float*) const;
-template void QueryParameters::backward<double>(const double*, const double*, const double*, const double*,
-                                                std::size_t, std::size_t, double*, double*) const;
+template void QueryParameters::backward<double>(const double*, const double*, const double*, const double*, std::size_t,
+                                                std::size_t, double*, double*) const;
 
 }  // namespace sharp::transformer

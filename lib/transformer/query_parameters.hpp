@@ -29,8 +29,8 @@ class QueryParameters {
  public:
   QueryParameters(const TransformerLayout& layout, std::size_t layer, const AttentionHeads& heads);
 
-  std::size_t count() const { return P_; }                 // P
-  std::size_t learned() const { return info_.size(); }     // Lq
+  std::size_t count() const { return P_; }  // P
+  std::size_t learned() const { return info_.size(); }  // Lq
 
   // values and raw of rows [r0, r0 + rows) (row r is token r % n of sequence r / n) from their
   // hidden states hidden [rows, d] (row r0 first). Writes only those rows' entries, so threads may
@@ -50,8 +50,8 @@ class QueryParameters {
  private:
   const TransformerLayout& layout_;
   std::size_t layer_, H_, d_, P_;
-  std::vector<double> base_;                          // [H, P]: the bound heads' values
-  std::vector<const norm::LearnableInfo*> info_;      // [Lq]
+  std::vector<double> base_;  // [H, P]: the bound heads' values
+  std::vector<const norm::LearnableInfo*> info_;  // [Lq]
 };
 
 }  // namespace sharp::transformer

@@ -10,8 +10,8 @@ namespace sharp::transformer {
 inline constexpr std::int32_t kIgnoreTarget = -1;
 
 struct TokenLoss {
-  double loss_sum = 0.0;     // Σ over counted rows, rows in index order
-  std::int64_t count = 0;    // rows with a target
+  double loss_sum = 0.0;  // Σ over counted rows, rows in index order
+  std::int64_t count = 0;  // rows with a target
   std::int64_t correct = 0;  // counted rows whose argmax logit (lowest index on ties) is the target
 };
 

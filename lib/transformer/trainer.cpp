@@ -55,7 +55,7 @@ StepStats Trainer::step(const std::int32_t* inputs, const std::int32_t* targets,
   if (counted == 0) throw BadInput("training batch has no target (every target is -1)");
   const double scale = 1.0 / double(counted);
   if (chunk_grads_.size() < chunks) chunk_grads_.resize(chunks);
-  for (std::vector<float>& g : chunk_grads_)   // zero, unless the last sum left them so
+  for (std::vector<float>& g : chunk_grads_)  // zero, unless the last sum left them so
     if (!chunk_grads_zero_ || g.size() != P) g.assign(P, 0.0f);
   chunk_grads_zero_ = false;
   std::vector<TokenLoss> totals(chunks);
@@ -67,7 +67,7 @@ StepStats Trainer::step(const std::int32_t* inputs, const std::int32_t* targets,
       const std::int32_t* in = inputs + first * length;
       const std::int32_t* out = targets + first * length;
       const std::size_t used = rows_needed(out, count, length, model_.config().causal);
-      if (used < length) {   // the sequences cut to their first `used` rows
+      if (used < length) {  // the sequences cut to their first `used` rows
         s.inputs.resize(count * used);
         s.targets.resize(count * used);
         for (std::size_t q = 0; q < count; ++q) {

@@ -26,15 +26,15 @@ inline constexpr std::size_t kChunkTokens = 256;
 
 struct TrainerConfig {
   TransformerConfig model;
-  nn::AdamWConfig optimiser;   // decay_size is set from the layout (no decay on learned scalars)
+  nn::AdamWConfig optimiser;  // decay_size is set from the layout (no decay on learned scalars)
   nn::LrSchedule schedule;
-  double clip = 1.0;           // global-norm gradient clipping; <= 0: none
+  double clip = 1.0;  // global-norm gradient clipping; <= 0: none
 };
 
 struct StepStats {
-  double loss = 0.0;           // mean over counted targets
+  double loss = 0.0;  // mean over counted targets
   std::int64_t targets = 0, correct = 0;
-  double grad_norm = 0.0;      // before clipping
+  double grad_norm = 0.0;  // before clipping
   double lr = 0.0;
 };
 
@@ -58,15 +58,15 @@ class Trainer {
   struct ChunkState {
     ForwardCache<float> cache;
     std::vector<float> logits, dlogits;
-    std::vector<std::int32_t> inputs, targets;   // the chunk's sequences cut to the rows it needs
+    std::vector<std::int32_t> inputs, targets;  // the chunk's sequences cut to the rows it needs
   };
   TrainerConfig config_;
   Transformer model_;
   int threads_;
   std::vector<float> params_, grads_;
   std::vector<std::vector<float>> chunk_grads_;
-  bool chunk_grads_zero_ = false;    // every chunk buffer is zero (the last step's sum cleared them)
-  std::vector<ChunkState> states_;   // one per thread
+  bool chunk_grads_zero_ = false;  // every chunk buffer is zero (the last step's sum cleared them)
+  std::vector<ChunkState> states_;  // one per thread
   nn::AdamW optimiser_;
 };
 

@@ -10,9 +10,8 @@
 
 namespace sharp::weight_bound {
 
-SpreadBoundTrial spread_bound_trial(std::int64_t n, std::int64_t d_model, std::int64_t d_head,
-                                    double weight_scale, double input_scale,
-                                    std::uint64_t weights_key, std::uint64_t inputs_key) {
+SpreadBoundTrial spread_bound_trial(std::int64_t n, std::int64_t d_model, std::int64_t d_head, double weight_scale,
+                                    double input_scale, std::uint64_t weights_key, std::uint64_t inputs_key) {
   const std::size_t d = static_cast<std::size_t>(d_model), h = static_cast<std::size_t>(d_head);
   const std::uint64_t q_key = rng::child_key(weights_key, 0), k_key = rng::child_key(weights_key, 1);
   std::vector<double> q(h * d), k(h * d);  // [d_head, d_model]
@@ -50,8 +49,7 @@ SpreadBoundTrial spread_bound_trial(std::int64_t n, std::int64_t d_model, std::i
   double y_norm2 = 0;
   for (double v : y) y_norm2 += v * v;
   const double bound = 2 * linalg::largest_singular_value(q.data(), h, d) *
-                       linalg::largest_singular_value(k.data(), h, d) * std::sqrt(y_norm2) *
-                       std::sqrt(max_norm2);
+                       linalg::largest_singular_value(k.data(), h, d) * std::sqrt(y_norm2) * std::sqrt(max_norm2);
   return {hi - lo, bound};
 }
 

@@ -26,7 +26,7 @@ namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 constexpr double kLn2 = 0.693147180559945309417;
-constexpr std::size_t kPrefetchAhead = 256;   // entries
+constexpr std::size_t kPrefetchAhead = 256;  // entries
 
 // 2^x for the residuals d of the fused shift (|x| ≤ 1/8, usually ~1e-15): a glibc call costs as
 // much as a 16-entry row's exps, so tiny x (the normal case: |c| < 2^24) takes two Taylor terms,
@@ -38,7 +38,9 @@ inline double pow2_of_residual(double x) {
 }
 
 // The 8 partials added in one fixed order.
-inline double sum_partials(const double* v) { return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7])); }
+inline double sum_partials(const double* v) {
+  return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+}
 
 template <class A>
 using BD = xsimd::batch<double, A>;
@@ -105,10 +107,10 @@ BlockResult double_pass(const T* z, T* p, std::size_t len, double beta, double s
   static_assert(!kTwelveDigits || std::is_same_v<T, float>, "12 digits: float rows");
   using B = BD<A>;
   using F = BF<A>;
-  constexpr std::size_t W = B::size, K = 8 / W;   // K accumulators of W lanes: 8 partials
+  constexpr std::size_t W = B::size, K = 8 / W;  // K accumulators of W lanes: 8 partials
   const double scale_d = beta * sharp::simd::kLog2e;
   const double c = shift * scale_d;
-  const double d = kFmaShift ? std::fma(shift, scale_d, -c) : 0.0;   // shift·scale = c + d exactly
+  const double d = kFmaShift ? std::fma(shift, scale_d, -c) : 0.0;  // shift·scale = c + d exactly
   const B sb(shift), minus_c(-c), scale(scale_d), lowest(sharp::simd::kExp2Zero);
   B mx(kNegInf);
   F mx_float(-std::numeric_limits<float>::infinity());
@@ -122,13 +124,13 @@ BlockResult double_pass(const T* z, T* p, std::size_t len, double beta, double s
     t[k] = sharp::simd::fused_mul_add(y, e, t[k]);
     return e;
   };
-  auto octet = [&](const T* zo, T* po) {   // po: null without kStore
+  auto octet = [&](const T* zo, T* po) {  // po: null without kStore
     for (std::size_t k = 0; k < K; ++k) {
       const B e = term(load<A>(zo + k * W), k);
       if constexpr (kStore) store<A>(po + k * W, e);
     }
   };
-  auto group = [&](const T* zg, T* pg) {   // 16 entries
+  auto group = [&](const T* zg, T* pg) {  // 16 entries
     if constexpr (kTwelveDigits) {
       for (std::size_t g = 0; g < 16; g += F::size) mx_float = xsimd::max(mx_float, F::load_unaligned(zg + g));
     }
@@ -138,10 +140,10 @@ BlockResult double_pass(const T* z, T* p, std::size_t len, double beta, double s
   auto out_at = [&](std::size_t i) { return kStore ? p + i : nullptr; };
   std::size_t i = 0;
   for (; i + 16 <= len; i += 16) {
-    __builtin_prefetch(z + i + kPrefetchAhead);   // ahead of the hardware prefetcher (measured +15%)
+    __builtin_prefetch(z + i + kPrefetchAhead);  // ahead of the hardware prefetcher (measured +15%)
     group(z + i, out_at(i));
   }
-  if (i < len) {   // a last, partial group padded with -inf: weight exactly 0, adds +0 to every sum
+  if (i < len) {  // a last, partial group padded with -inf: weight exactly 0, adds +0 to every sum
     T zb[16], pb[16];
     for (std::size_t l = 0; l < 16; ++l) zb[l] = i + l < len ? z[i + l] : T(kNegInf);
     group(zb, pb);
@@ -158,7 +160,7 @@ BlockResult double_pass(const T* z, T* p, std::size_t len, double beta, double s
   out.stats.max = kTwelveDigits ? max_of<A>(mx_float) : max_of<A>(mx);
   out.stats.shift = shift;
   const double sum = sum_partials(sp), weighted = sum_partials(tp);
-  if (d == 0.0) {   // also every block without kFmaShift
+  if (d == 0.0) {  // also every block without kFmaShift
     out.stats.sum = sum;
     out.stats.weighted = kLn2 * weighted;
   } else {
@@ -218,7 +220,7 @@ __m256 high8(const BF<A>& v) {
 #if defined(__AVX512F__)
   if constexpr (BF<A>::size == 16) return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
 #endif
-  return __m256{};   // not used at AVX2
+  return __m256{};  // not used at AVX2
 }
 
 // Sums of 2^(y + d) relative to the rounded reference c (see above); applicable = false (nothing
@@ -232,7 +234,7 @@ template <class A, bool kStore, bool kWeighted>
 FloatSums float_pass(const float* z, float* p, std::size_t len, double beta, double shift) {
   using F = BF<A>;
   using D = BD<A>;
-  constexpr std::size_t LF = F::size, G = 16 / LF, K = 8 / D::size;   // G float batches per 16 entries
+  constexpr std::size_t LF = F::size, G = 16 / LF, K = 8 / D::size;  // G float batches per 16 entries
   constexpr float kInf = std::numeric_limits<float>::infinity();
   FloatSums out;
   const double scale = beta * sharp::simd::kLog2e;
@@ -240,14 +242,14 @@ FloatSums float_pass(const float* z, float* p, std::size_t len, double beta, dou
   const double c = std::nearbyint(8.0 * cd) / 8.0;
   if (!(scale > 0.0) || !(std::fabs(c) < 0x1p18)) return out;
   out.applicable = true;
-  out.residual = (cd - c) + std::fma(shift, scale, -cd);   // shift·scale − c (cd − c is exact)
+  out.residual = (cd - c) + std::fma(shift, scale, -cd);  // shift·scale − c (cd − c is exact)
   const float s_hi = static_cast<float>(scale);
   const float s_lo = static_cast<float>(scale - static_cast<double>(s_hi));
-  const float cf = static_cast<float>(c);   // exact: a multiple of 1/8 below 2^18
+  const float cf = static_cast<float>(c);  // exact: a multiple of 1/8 below 2^18
   const F shi(s_hi), slo(s_lo);
-  const F sc(sharp::simd::detail::kShifterF - cf);                          // exact
+  const F sc(sharp::simd::detail::kShifterF - cf);  // exact
   const F t_low(sharp::simd::detail::kShifterF + sharp::simd::kExp2ZeroF);  // k = −127: exactly 0
-  const F z_low(static_cast<float>((c - 200.0) / scale));                   // y ≈ −200, below t_low's
+  const F z_low(static_cast<float>((c - 200.0) / scale));  // y ≈ −200, below t_low's
   const F shifter(sharp::simd::detail::kShifterF);
   F mx(-kInf);
   D s[K], t[K];
@@ -261,7 +263,7 @@ FloatSums float_pass(const float* z, float* p, std::size_t len, double beta, dou
     const F m = tt - sc;
     const F f = sharp::simd::fused_mul_add(zc, slo, sharp::simd::fused_mul_sub(zc, shi, m));
     const F e = sharp::simd::detail::exp2_from_reduced(tt, f);
-    if constexpr (kWeighted) ye = (tt - shifter) + f;   // y = k + j/8 + f; masked: −200 (weight 0)
+    if constexpr (kWeighted) ye = (tt - shifter) + f;  // y = k + j/8 + f; masked: −200 (weight 0)
     return e;
   };
   // Pairs (i, i + 8) of 16 entries in float, widened into the 8 partials.
@@ -284,7 +286,7 @@ FloatSums float_pass(const float* z, float* p, std::size_t len, double beta, dou
     for (std::size_t g = 0; g < G; ++g) s_run[g] = t_run[g] = F(0.0f);
     in_run = 0;
   };
-  auto group = [&](const float* zg, float* pg) {   // 16 entries; pg: null without kStore
+  auto group = [&](const float* zg, float* pg) {  // 16 entries; pg: null without kStore
     F e[G], y[G];
     for (std::size_t g = 0; g < G; ++g) e[g] = term(F::load_unaligned(zg + g * LF), y[g]);
     if constexpr (kWeighted) {
@@ -305,7 +307,7 @@ FloatSums float_pass(const float* z, float* p, std::size_t len, double beta, dou
     __builtin_prefetch(z + i + 512);
     group(z + i, kStore ? p + i : nullptr);
   }
-  if (i < len) {   // a last, partial group padded with −inf: weight exactly 0
+  if (i < len) {  // a last, partial group padded with −inf: weight exactly 0
     alignas(64) float zb[16], pb[16];
     for (std::size_t l = 0; l < 16; ++l) zb[l] = i + l < len ? z[i + l] : -kInf;
     group(zb, pb);
@@ -338,7 +340,7 @@ bool float_lanes_pass(const float* z, float* p, std::size_t len, double beta, do
   const double d = f.residual;
   const double undo = d == 0.0 ? 1.0 : pow2_of_residual(-d);
   out.stats.sum = undo * f.sum;
-  out.stats.weighted = kWeighted ? kLn2 * undo * (f.weighted - d * f.sum) : 0.0;   // unused without kWeighted
+  out.stats.weighted = kWeighted ? kLn2 * undo * (f.weighted - d * f.sum) : 0.0;  // unused without kWeighted
   out.stored_log2 = d;
   out.bad = std::isnan(out.stats.sum) || std::isnan(out.stats.weighted) || out.stats.max == -kNegInf;
   return true;
@@ -386,9 +388,9 @@ BlockResult block(const T* z, T* p, std::size_t len, double beta) {
   constexpr double kMaxExcess = kFloatTerms ? 64.0 : 512.0;
   const double shift = first_entries_max(z, len);
   BlockResult r = with_shift<A, T, kStore, kLanes>(z, p, len, beta, shift);
-  if (r.stats.max == kNegInf) {   // the whole block is masked, unless a NaN hides among -inf
+  if (r.stats.max == kNegInf) {  // the whole block is masked, unless a NaN hides among -inf
     for (std::size_t i = 0; i < len; ++i) {
-      if (std::isnan(static_cast<double>(z[i]))) return r;   // r.bad is set: NaN sums
+      if (std::isnan(static_cast<double>(z[i]))) return r;  // r.bad is set: NaN sums
     }
     if constexpr (kStore) {
       for (std::size_t i = 0; i < len; ++i) p[i] = T(0);
@@ -406,16 +408,16 @@ BlockResult block(const T* z, T* p, std::size_t len, double beta) {
 
 // Defines NAMESPACE::block<T, kStore, kLanes> for arch ARCH and instantiates every combination the
 // row kernels use (softmax_block_avx2.cpp, softmax_block_avx512.cpp).
-#define SHARP_DEFINE_SOFTMAX_BLOCK(NAMESPACE, ARCH)                                                      \
-  namespace sharp::norm::NAMESPACE {                                                                      \
-  template <class T, bool kStore, FloatLanes kLanes>                                                      \
-  BlockResult block(const T* z, T* p, std::size_t len, double beta) {                                     \
-    return lanes::block<ARCH, T, kStore, kLanes>(z, p, len, beta);                                        \
-  }                                                                                                       \
-  template BlockResult block<double, false, FloatLanes::kWeighted>(const double*, double*, std::size_t, double); \
-  template BlockResult block<double, true, FloatLanes::kWeighted>(const double*, double*, std::size_t, double);  \
-  template BlockResult block<float, false, FloatLanes::kTwelveDigits>(const float*, float*, std::size_t, double);           \
-  template BlockResult block<float, true, FloatLanes::kTwelveDigits>(const float*, float*, std::size_t, double);            \
+#define SHARP_DEFINE_SOFTMAX_BLOCK(NAMESPACE, ARCH)                                                               \
+  namespace sharp::norm::NAMESPACE {                                                                              \
+  template <class T, bool kStore, FloatLanes kLanes>                                                              \
+  BlockResult block(const T* z, T* p, std::size_t len, double beta) {                                             \
+    return lanes::block<ARCH, T, kStore, kLanes>(z, p, len, beta);                                                \
+  }                                                                                                               \
+  template BlockResult block<double, false, FloatLanes::kWeighted>(const double*, double*, std::size_t, double);  \
+  template BlockResult block<double, true, FloatLanes::kWeighted>(const double*, double*, std::size_t, double);   \
+  template BlockResult block<float, false, FloatLanes::kTwelveDigits>(const float*, float*, std::size_t, double); \
+  template BlockResult block<float, true, FloatLanes::kTwelveDigits>(const float*, float*, std::size_t, double);  \
   template BlockResult block<float, false, FloatLanes::kSumOnly>(const float*, float*, std::size_t, double);      \
   template BlockResult block<float, true, FloatLanes::kSumOnly>(const float*, float*, std::size_t, double);       \
   template BlockResult block<float, false, FloatLanes::kWeighted>(const float*, float*, std::size_t, double);     \

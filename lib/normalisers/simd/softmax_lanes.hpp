@@ -37,11 +37,11 @@
 
 namespace sharp::norm {
 
-inline constexpr std::size_t kLaneRows = simd::kLanes;   // double rows per group
-inline constexpr std::size_t kFloatLaneRows = 8;         // float rows per group (8 float lanes)
+inline constexpr std::size_t kLaneRows = simd::kLanes;  // double rows per group
+inline constexpr std::size_t kFloatLaneRows = 8;  // float rows per group (8 float lanes)
 template <class T>
 inline constexpr std::size_t kLaneRowsOf = sizeof(T) == sizeof(double) ? kLaneRows : kFloatLaneRows;
-inline constexpr std::size_t kLaneRowLongest = 64;       // longest row softmax_lane_groups handles
+inline constexpr std::size_t kLaneRowLongest = 64;  // longest row softmax_lane_groups handles
 // Longest row forward hands to the lane kernel: all it handles where the transposes are register
 // shuffles (AVX2); 0, i.e. rows one at a time, on other ISAs, where they would go through memory.
 #if defined(__AVX2__) && !defined(__AVX512F__)
@@ -65,17 +65,17 @@ void softmax_lane_groups(const T* z, T* p, std::size_t rows, std::size_t n, std:
 // The kernels' two builds (softmax_lanes_avx2.cpp, softmax_lanes_avx512.cpp; the second runs only
 // where the CPU has AVX-512): softmax_lane_groups<float> and <double> for 0 < n <= kLaneRowLongest.
 namespace isa_avx2 {
-void float_lane_groups(const float* z, float* p, std::size_t rows, std::size_t n, std::size_t first,
-                       std::size_t last, double beta, bool adaptive, unsigned char* bad);
+void float_lane_groups(const float* z, float* p, std::size_t rows, std::size_t n, std::size_t first, std::size_t last,
+                       double beta, bool adaptive, unsigned char* bad);
 void double_lane_groups(const double* z, double* p, std::size_t rows, std::size_t n, std::size_t first,
                         std::size_t last, double beta, bool adaptive, unsigned char* bad);
-}
+}  // namespace isa_avx2
 namespace isa_avx512 {
-void float_lane_groups(const float* z, float* p, std::size_t rows, std::size_t n, std::size_t first,
-                       std::size_t last, double beta, bool adaptive, unsigned char* bad);
+void float_lane_groups(const float* z, float* p, std::size_t rows, std::size_t n, std::size_t first, std::size_t last,
+                       double beta, bool adaptive, unsigned char* bad);
 void double_lane_groups(const double* z, double* p, std::size_t rows, std::size_t n, std::size_t first,
                         std::size_t last, double beta, bool adaptive, unsigned char* bad);
-}
+}  // namespace isa_avx512
 
 namespace detail {
 // Transposes kLaneRows x kLaneRows doubles in place (rows[i] lane j <-> rows[j] lane i): the double

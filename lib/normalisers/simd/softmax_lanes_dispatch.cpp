@@ -72,12 +72,12 @@ void softmax_lane_groups(const T* z, T* p, std::size_t rows, std::size_t n, std:
   }
   if constexpr (sizeof(T) == sizeof(double)) {
     static_assert(kLaneRows == lane_kernels::kDoubleLanes);
-    static const auto kernel = active_simd_isa() == SimdIsa::Avx512 ? &isa_avx512::double_lane_groups
-                                                                   : &isa_avx2::double_lane_groups;
+    static const auto kernel =
+        active_simd_isa() == SimdIsa::Avx512 ? &isa_avx512::double_lane_groups : &isa_avx2::double_lane_groups;
     kernel(z, p, rows, n, first, last, beta, adaptive, bad);
   } else {
-    static const auto kernel = active_simd_isa() == SimdIsa::Avx512 ? &isa_avx512::float_lane_groups
-                                                                   : &isa_avx2::float_lane_groups;
+    static const auto kernel =
+        active_simd_isa() == SimdIsa::Avx512 ? &isa_avx512::float_lane_groups : &isa_avx2::float_lane_groups;
     kernel(z, p, rows, n, first, last, beta, adaptive, bad);
   }
 }

@@ -20,8 +20,8 @@
 
 #include <xsimd/xsimd.hpp>
 
-#include "core/simd_exp.hpp"
 #include "core/online_softmax.hpp"
+#include "core/simd_exp.hpp"
 #include "core/simd_exp_float.hpp"
 #include "normalisers/adaptive_temperature.hpp"
 #include "normalisers/simd/softmax_lanes.hpp"
@@ -53,12 +53,12 @@ void for_groups(const T* z, T* p, std::size_t rows, std::size_t n, std::size_t f
 
 // 4x4 transposes within each 128-bit half: in[i] half h lane k -> out[k] half h lane i.
 inline void transpose_halves(const __m256 in[4], __m256 out[4]) {
-  const __m256 t0 = _mm256_unpacklo_ps(in[0], in[1]);   // a0 b0 a1 b1 (each half)
-  const __m256 t1 = _mm256_unpackhi_ps(in[0], in[1]);   // a2 b2 a3 b3
-  const __m256 t2 = _mm256_unpacklo_ps(in[2], in[3]);   // c0 d0 c1 d1
-  const __m256 t3 = _mm256_unpackhi_ps(in[2], in[3]);   // c2 d2 c3 d3
-  out[0] = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));   // a0 b0 c0 d0
-  out[1] = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));   // a1 b1 c1 d1
+  const __m256 t0 = _mm256_unpacklo_ps(in[0], in[1]);  // a0 b0 a1 b1 (each half)
+  const __m256 t1 = _mm256_unpackhi_ps(in[0], in[1]);  // a2 b2 a3 b3
+  const __m256 t2 = _mm256_unpacklo_ps(in[2], in[3]);  // c0 d0 c1 d1
+  const __m256 t3 = _mm256_unpackhi_ps(in[2], in[3]);  // c2 d2 c3 d3
+  out[0] = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));  // a0 b0 c0 d0
+  out[1] = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));  // a1 b1 c1 d1
   out[2] = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
   out[3] = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
 }
@@ -76,8 +76,8 @@ inline void load_columns(const Rows& rows, __m256 col[8]) {
     a[i] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(r)), _mm_loadu_ps(s), 1);
     b[i] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(r + 4)), _mm_loadu_ps(s + 4), 1);
   }
-  transpose_halves(a, col);       // columns 0..3
-  transpose_halves(b, col + 4);   // columns 4..7
+  transpose_halves(a, col);  // columns 0..3
+  transpose_halves(b, col + 4);  // columns 4..7
 }
 
 // The inverse: 8 columns -> 8 floats of each of 8 rows (row i at rows(i)).
@@ -96,7 +96,6 @@ inline void store_columns(const __m256 col[8], const Rows& rows) {
     _mm_storeu_ps(s + 4, _mm256_extractf128_ps(b[i], 1));
   }
 }
-
 
 using BF = xsimd::batch<float, xsimd::fma3<xsimd::avx2>>;
 constexpr float kInfF = std::numeric_limits<float>::infinity();
@@ -125,8 +124,9 @@ bool float_scales(double scale, FloatScales& out) {
 }
 bool float_scales(__m256d lo, __m256d hi, FloatScales& out) {
   const __m256d low_limit = _mm256_set1_pd(0x1p-100), high_limit = _mm256_set1_pd(0x1p100);
-  const __m256d ok = _mm256_and_pd(_mm256_and_pd(_mm256_cmp_pd(lo, low_limit, _CMP_GE_OQ), _mm256_cmp_pd(lo, high_limit, _CMP_LE_OQ)),
-                                   _mm256_and_pd(_mm256_cmp_pd(hi, low_limit, _CMP_GE_OQ), _mm256_cmp_pd(hi, high_limit, _CMP_LE_OQ)));
+  const __m256d ok =
+      _mm256_and_pd(_mm256_and_pd(_mm256_cmp_pd(lo, low_limit, _CMP_GE_OQ), _mm256_cmp_pd(lo, high_limit, _CMP_LE_OQ)),
+                    _mm256_and_pd(_mm256_cmp_pd(hi, low_limit, _CMP_GE_OQ), _mm256_cmp_pd(hi, high_limit, _CMP_LE_OQ)));
   if (_mm256_movemask_pd(ok) != 0xf) return false;
   out.hi = narrow(lo, hi);
   out.lo = narrow(_mm256_sub_pd(lo, low_half(out.hi)), _mm256_sub_pd(hi, high_half(out.hi)));
@@ -153,7 +153,7 @@ template <std::size_t kColumns>
 bool adaptive_scales(const __m256* col, __m256 row_max, FloatScales& out) {
   const BD lowest(sharp::simd::kExp2Zero), log2e(sharp::simd::kLog2e), neg_inf(kNegInf);
   BD s[2], t[2];
-  for (int h = 0; h < 2; ++h) {   // rows 0..3, then 4..7: few live registers
+  for (int h = 0; h < 2; ++h) {  // rows 0..3, then 4..7: few live registers
     const BD m(h == 0 ? low_half(row_max) : high_half(row_max));
     BD sum(0.0), weighted(0.0);
 #pragma GCC unroll 4
@@ -168,7 +168,7 @@ bool adaptive_scales(const __m256* col, __m256 row_max, FloatScales& out) {
     s[h] = sum;
     t[h] = weighted;
   }
-  const BD beta[2] = {adaptive_beta_lanes(s[0], t[0]), adaptive_beta_lanes(s[1], t[1])};   // two chains at once
+  const BD beta[2] = {adaptive_beta_lanes(s[0], t[0]), adaptive_beta_lanes(s[1], t[1])};  // two chains at once
   return float_scales(beta[0] * log2e, beta[1] * log2e, out);
 }
 
@@ -178,10 +178,11 @@ bool adaptive_scales(const __m256* col, __m256 row_max, FloatScales& out) {
 // reference range. C is a template parameter so that every loop has a fixed count (unrolled; the
 // sums stay in registers). The columns past n (the last chunk's padding, -inf) weigh exactly 0.
 template <std::size_t C, bool kAdaptive>
-__attribute__((flatten)) bool float_group(const float* z, float* p, std::size_t stride, std::size_t n, const FloatScales& fixed) {
+__attribute__((flatten)) bool float_group(const float* z, float* p, std::size_t stride, std::size_t n,
+                                          const FloatScales& fixed) {
   constexpr std::size_t L = kFloatLaneRows, kColumns = C * L;
-  const std::size_t tail = n - (C - 1) * L;   // entries of the last chunk, 1..8
-  alignas(32) float pad[L][L];   // the last chunk of every row when partial, padded with -inf
+  const std::size_t tail = n - (C - 1) * L;  // entries of the last chunk, 1..8
+  alignas(32) float pad[L][L];  // the last chunk of every row when partial, padded with -inf
   alignas(32) __m256 col[kColumns];
   __m256 mx[4];
   for (auto& m : mx) m = _mm256_set1_ps(-kInfF);
@@ -194,7 +195,8 @@ __attribute__((flatten)) bool float_group(const float* z, float* p, std::size_t 
     } else {
       load_columns([&](int i) { return z + i * stride + c * L; }, col + c * L);
     }
-    for (std::size_t k = 0; k < L; k += 2) mx[k / 2] = _mm256_max_ps(mx[k / 2], _mm256_max_ps(col[c * L + k], col[c * L + k + 1]));
+    for (std::size_t k = 0; k < L; k += 2)
+      mx[k / 2] = _mm256_max_ps(mx[k / 2], _mm256_max_ps(col[c * L + k], col[c * L + k + 1]));
   }
   // 4 running maxima (short dependency chains), combined: exact, whatever the order.
   const __m256 row_max = _mm256_max_ps(_mm256_max_ps(mx[0], mx[1]), _mm256_max_ps(mx[2], mx[3]));
@@ -203,16 +205,16 @@ __attribute__((flatten)) bool float_group(const float* z, float* p, std::size_t 
   // the sum is ≥ 1 (a term below FLT_MIN gives a weight below FLT_MIN). The 2^d of every term
   // cancels in the normalisation. An all-masked row (max -inf), +inf, a NaN max, or |u| ≥ 2^17
   // fails the range test.
-  FloatScales scale = fixed;   // adaptive: each row's own, from its entropy at beta = 1
+  FloatScales scale = fixed;  // adaptive: each row's own, from its entropy at beta = 1
   if constexpr (kAdaptive) {
     if (!adaptive_scales<kColumns>(col, row_max, scale)) return false;
   }
   const BF s_hi(scale.hi), s_lo(scale.lo);
   const BF u = BF(row_max) * s_hi;
   if (_mm256_movemask_ps(_mm256_cmp_ps(xsimd::abs(u), BF(0x1p17f), _CMP_LT_OQ)) != 0xff) return false;
-  const BF c = xsimd::fms(xsimd::floor(u * BF(8.0f)), BF(0.125f), BF(0.125f));   // exact
+  const BF c = xsimd::fms(xsimd::floor(u * BF(8.0f)), BF(0.125f), BF(0.125f));  // exact
   const BF shifter(sharp::simd::detail::kShifterF);
-  const BF sc = shifter - c;   // exact: c a multiple of 1/8 below 2^17
+  const BF sc = shifter - c;  // exact: c a multiple of 1/8 below 2^17
   // Entries are clamped up to z_low = (c − 127)/s_hi (rounded twice: z_low·s_hi is within 2^-6 of
   // c − 127), where t rounds to exactly shifter − 127: k = −127, j = 0, and the table gives exactly
   // +0. So masked entries, and all below 2^-127 of the reference, weigh exactly 0; those in
@@ -242,7 +244,8 @@ __attribute__((flatten)) bool float_group(const float* z, float* p, std::size_t 
     a[1] = _mm256_add_pd(a[1], high_half(pair));
   }
   const __m256d sum_lo = _mm256_add_pd(acc[0][0], acc[1][0]), sum_hi = _mm256_add_pd(acc[0][1], acc[1][1]);
-  if (_mm256_movemask_pd(_mm256_or_pd(_mm256_cmp_pd(sum_lo, sum_lo, _CMP_UNORD_Q), _mm256_cmp_pd(sum_hi, sum_hi, _CMP_UNORD_Q)))) {
+  if (_mm256_movemask_pd(
+          _mm256_or_pd(_mm256_cmp_pd(sum_lo, sum_lo, _CMP_UNORD_Q), _mm256_cmp_pd(sum_hi, sum_hi, _CMP_UNORD_Q)))) {
     return false;
   }
   const __m256d one = _mm256_set1_pd(1.0);
@@ -253,7 +256,8 @@ __attribute__((flatten)) bool float_group(const float* z, float* p, std::size_t 
 #pragma GCC unroll 8
   for (std::size_t c = 0; c < C; ++c) {
     __m256 out[L];
-    for (std::size_t k = 0; k < L; ++k) out[k] = _mm256_fmadd_ps(col[c * L + k], inv, _mm256_mul_ps(col[c * L + k], inv_rest));
+    for (std::size_t k = 0; k < L; ++k)
+      out[k] = _mm256_fmadd_ps(col[c * L + k], inv, _mm256_mul_ps(col[c * L + k], inv_rest));
     if (c + 1 == C && tail != L) {
       store_columns(out, [&](int i) { return &pad[i][0]; });
       for (std::size_t i = 0; i < L; ++i)
@@ -264,7 +268,6 @@ __attribute__((flatten)) bool float_group(const float* z, float* p, std::size_t 
   }
   return true;
 }
-
 
 // The float groups of rows of n entries, n in (8(C − 1), 8C].
 template <std::size_t C>
@@ -322,8 +325,8 @@ inline void store_partial4(T* y, std::size_t count, BD4 v) {
 
 // 4x4 doubles in place (rows[i] lane j <-> rows[j] lane i).
 inline void transpose4(BD4 rows[]) {
-  const __m256d t0 = _mm256_unpacklo_pd(rows[0], rows[1]);   // r0[0] r1[0] r0[2] r1[2]
-  const __m256d t1 = _mm256_unpackhi_pd(rows[0], rows[1]);   // r0[1] r1[1] r0[3] r1[3]
+  const __m256d t0 = _mm256_unpacklo_pd(rows[0], rows[1]);  // r0[0] r1[0] r0[2] r1[2]
+  const __m256d t1 = _mm256_unpackhi_pd(rows[0], rows[1]);  // r0[1] r1[1] r0[3] r1[3]
   const __m256d t2 = _mm256_unpacklo_pd(rows[2], rows[3]);
   const __m256d t3 = _mm256_unpackhi_pd(rows[2], rows[3]);
   rows[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
@@ -337,8 +340,7 @@ inline void transpose4(BD4 rows[]) {
 // softmax_kernels.cpp, summed in column order. kColumns: the column count when fixed (loops
 // unrolled), else 0 and `columns`.
 template <std::size_t kColumns, bool kWeighted>
-void lane_terms(const BD4* col, BD4* e, std::size_t columns, BD4 max, BD4 scale,
-                BD4& sum, BD4& weighted) {
+void lane_terms(const BD4* col, BD4* e, std::size_t columns, BD4 max, BD4 scale, BD4& sum, BD4& weighted) {
   const BD4 lowest(sharp::simd::kExp2Zero);
   BD4 s(0.0), t(0.0);
   const std::size_t count = kColumns ? kColumns : columns;
@@ -360,7 +362,7 @@ template <class T, std::size_t kColumns, bool kAdaptive>
 __attribute__((flatten)) bool double_group(const T* z, T* p, std::size_t stride, std::size_t n, double beta) {
   constexpr std::size_t L = 4;
   if (n > kLaneRowLongest) return false;
-  const std::size_t columns = kColumns ? kColumns : (n + L - 1) / L * L;   // padded with -inf: weight exactly 0
+  const std::size_t columns = kColumns ? kColumns : (n + L - 1) / L * L;  // padded with -inf: weight exactly 0
   alignas(64) BD4 col[kLaneRowLongest + L], e[kLaneRowLongest + L];
   BD4 max(kNegInf);
 #pragma GCC unroll 16
@@ -390,8 +392,7 @@ __attribute__((flatten)) bool double_group(const T* z, T* p, std::size_t stride,
     }
     // Rows whose beta is 1 get the same terms again (same scale, same operations).
     if (any_sharper) {
-      lane_terms<kColumns, false>(col, e, columns, max, BD4::load_aligned(b) * BD4(sharp::simd::kLog2e), sum,
-                                  weighted);
+      lane_terms<kColumns, false>(col, e, columns, max, BD4::load_aligned(b) * BD4(sharp::simd::kLog2e), sum, weighted);
     }
   }
   const BD4 inv = BD4(1.0) / sum;
@@ -409,7 +410,6 @@ __attribute__((flatten)) bool double_group(const T* z, T* p, std::size_t stride,
   }
   return true;
 }
-
 
 // Rows of n doubles, 0 < n <= kLaneRowLongest, in groups of 4: see softmax_lane_groups.
 inline void double_lane_groups(const double* z, double* p, std::size_t rows, std::size_t n, std::size_t first,
@@ -446,7 +446,7 @@ inline void double_lane_groups(const double* z, double* p, std::size_t rows, std
                          std::size_t last, double beta, bool adaptive, unsigned char* bad) {              \
     lane_kernels::float_lane_groups(z, p, rows, n, first, last, beta, adaptive, bad);                     \
   }                                                                                                       \
-  void double_lane_groups(const double* z, double* p, std::size_t rows, std::size_t n, std::size_t first,  \
+  void double_lane_groups(const double* z, double* p, std::size_t rows, std::size_t n, std::size_t first, \
                           std::size_t last, double beta, bool adaptive, unsigned char* bad) {             \
     lane_kernels::double_lane_groups(z, p, rows, n, first, last, beta, adaptive, bad);                    \
   }                                                                                                       \
