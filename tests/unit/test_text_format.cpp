@@ -37,7 +37,7 @@ TaskInput items(std::vector<Milli> priority, std::vector<Milli> value) {
   return in;
 }
 
-// Independent answers, computed from scratch with other algorithms than execution.cpp.
+// Independent answers, computed from scratch with other algorithms than lib/text/traces.cpp.
 std::string sorted_keys(std::vector<Milli> k) {
   std::sort(k.begin(), k.end());
   return format_array(k);
