@@ -79,13 +79,20 @@ class Result(_results.Points):
                        f"{sorted(self.params)}, metrics: {sorted(self.metrics)}")
 
     def require(self, params: Iterable[str] = (), metrics: Iterable[str] = (),
-                finite: bool = True) -> None:
-        """Refuse a file lacking what a figure needs (naming every missing item at once), or, with
-        `finite`, whose needed float metrics hold NaN or infinity: a figure must not hide a
-        numeric failure."""
-        params, metrics = list(params), list(metrics)
+                finite: bool = True, arrays: Iterable[str] = ()) -> None:
+        """Refuse a file lacking what a figure needs (naming every missing item at once: parameters,
+        metrics, and `arrays` every point must hold), or, with `finite`, whose needed float metrics
+        hold NaN or infinity: a figure must not hide a numeric failure."""
+        params, metrics, arrays = list(params), list(metrics), list(arrays)
         missing = [f"/points/params/{p}" for p in params if p not in self.params]
         missing += [f"/points/{m}" for m in metrics if m not in self.metrics]
+        if arrays:
+            held = _results.array_names(self.path)
+            for point_id in self.ids:
+                lacking = [a for a in arrays if a not in held[point_id]]
+                missing += [f"/arrays/{point_id}/{a}" for a in lacking]
+                if lacking:
+                    break  # one point names the missing arrays; the rest would repeat them
         if missing:
             raise ResultFileError(
                 f"{self.path}: experiment {self.experiment!r} lacks {', '.join(missing)}; the file "
@@ -140,6 +147,28 @@ class Result(_results.Points):
         """Sorted distinct values of a parameter or metric."""
         return sorted({_decode(v) for v in self.column(name)})
 
+
+
+@dataclasses.dataclass(frozen=True)
+class Needs:
+    """What a figure or table reads from one experiment's result file, declared beside its code so
+    that analysis/tests/test_needs_declared.py can check every name against what the experiment's
+    binary declares (`--describe`): a misspelt or renamed output fails a test, not a figure on a
+    paper-scale file. Names a binary declares with a placeholder (`accuracy.<normaliser>`) are
+    written here with the value (`accuracy.softmax`)."""
+    experiment: str
+    params: tuple = ()
+    metrics: tuple = ()
+    arrays: tuple = ()   # every point must hold these
+
+    def check(self, result: "Result", finite: bool = True) -> None:
+        result.require(self.params, self.metrics, finite=finite, arrays=self.arrays)
+
+    def load(self, path: str | os.PathLike, finite: bool = True) -> "Result":
+        """The file at `path`, refused unless it is this experiment's and holds what is needed."""
+        result = load_result(path, self.experiment)
+        self.check(result, finite)
+        return result
 
 
 class PointArrays(dict):

@@ -22,6 +22,9 @@ import product
 import max_retrieval as mr
 
 EXPERIMENT = mr.EXPERIMENT
+# What this module reads of the file (checked against the binary's --describe by
+# analysis/tests/test_needs_declared.py).
+NEEDS = common.Needs(EXPERIMENT, params=("checkpoint", "n", "normaliser", "seed"), metrics=("train_seed",))
 INPUT_FILE = mr.INPUT_FILE
 MAX_COLUMNS = 13  # 2^4..2^16 (make paper); beyond, panels get too narrow: every k-th size is shown
 
@@ -115,7 +118,7 @@ def make(path: str, outdir: str) -> list:
     result = common.load_result(path, EXPERIMENT)
     if len(result) == 0:
         raise common.ResultFileError(f"{path}: no points to plot; the run's grid was empty.")
-    result.require(params=("checkpoint", "n", "normaliser", "seed"), metrics=("train_seed",))
+    NEEDS.check(result)
     checkpoint, train_seed, eval_seed, by_n = first_model_points(result)
     normalisers = []
     for i in by_n.values():

@@ -31,6 +31,10 @@ PAPER_COEFFICIENTS = (-0.037, 0.481, -2.3, 4.917, -1.791)
 PAPER_GATE = 0.5  # H ≤ 0.5 keeps β = 1
 REQUIRED = ("n", "entropy", "beta_star", "coefficients")
 BINNED = ("bin_entropy", "bin_beta", "bin_count", "coefficients_binned")
+# What this module reads of the file (checked against the binary's --describe by
+# analysis/tests/test_needs_declared.py); the binned fit is optional, all of BINNED or none.
+NEEDS = common.Needs(EXPERIMENT, arrays=REQUIRED)
+OPTIONAL = common.Needs(EXPERIMENT, arrays=BINNED)
 
 
 def paper_beta(h) -> np.ndarray:
@@ -56,14 +60,10 @@ class Model:
 
 
 def read_models(result: common.Result) -> list:
+    NEEDS.check(result)
     models = []
     for point_id in result.ids:
         arrays = result.arrays(point_id)
-        missing = [name for name in REQUIRED if name not in arrays]
-        if missing:
-            raise common.ResultFileError(
-                f"{result.path}: /arrays/{point_id} lacks {', '.join(missing)}; the file was "
-                f"written by another version of sharp-fit-adaptive. Re-run it.")
         values = {name: np.asarray(arrays[name], dtype=float).ravel() for name in REQUIRED}
         sizes = {values[name].size for name in ("n", "entropy", "beta_star")}
         if len(sizes) != 1 or values["coefficients"].size != 5:

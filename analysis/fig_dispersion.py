@@ -20,6 +20,9 @@ import common
 import product
 
 EXPERIMENT = "bounds"
+# What this module reads of the file (checked against the binary's --describe by
+# analysis/tests/test_needs_declared.py).
+NEEDS = common.Needs(EXPERIMENT, params=("n", "spread", "theta", "logits"), metrics=("alpha_max", "violations"))
 INPUT_FILE = "bounds.h5"
 EPSILONS = (0.5, 0.1)
 
@@ -57,8 +60,7 @@ def smallest_n_below(n: np.ndarray, alpha: np.ndarray, eps: float):
 
 
 def collect_series(result: common.Result) -> list:
-    result.require(params=("n", "spread", "theta", "logits"),
-                   metrics=("alpha_max", "violations"))
+    NEEDS.check(result)
     n_col, alpha_col = result.params["n"], result.metrics["alpha_max"]
     series = []
     for (law, spread, theta), rows in result.group_by("logits", "spread", "theta"):

@@ -20,6 +20,10 @@ import common
 import product
 
 EXPERIMENT = "entropy-temperature"
+# What this module reads of the file (checked against the binary's --describe by
+# analysis/tests/test_needs_declared.py).
+NEEDS = common.Needs(EXPERIMENT, params=("n", "logits"), metrics=("monotone", "max_rel_error"),
+                     arrays=("beta", "entropy", "dH_dbeta", "dH_dbeta_fd"))
 INPUT_FILE = "entropy-temperature.h5"
 MAX_DERIVATIVE_CURVES = 4
 
@@ -104,18 +108,12 @@ def make(path: str, outdir: str) -> list:
     """Figure entropy_temperature.{png,pdf}; returns the paths."""
     result = common.load_result(path, EXPERIMENT)
     # max_rel_error may be inf where the closed form underflows to 0; it is shown, not refused
-    result.require(params=("n", "logits"), metrics=("monotone", "max_rel_error"), finite=False)
+    NEEDS.check(result, finite=False)
     if len(result) == 0:
         raise common.ResultFileError(f"{path}: no points to plot; the run's grid was empty.")
     curves = {}
     for row, point_id in enumerate(result.ids):
-        arrays = result.arrays(point_id)
-        missing = {"beta", "entropy", "dH_dbeta", "dH_dbeta_fd"} - set(arrays)
-        if missing:
-            raise common.ResultFileError(
-                f"{path}: /arrays/{point_id} lacks {', '.join(sorted(missing))}; the file was "
-                f"written by another version of the experiment. Re-run it.")
-        curves[row] = arrays
+        curves[row] = result.arrays(point_id)
     failed = int((result.metrics["monotone"] != 1).sum())
     if failed:
         common.loud_warning(f"{path}: entropy is not strictly decreasing in β at {failed} "

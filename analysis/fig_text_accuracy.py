@@ -24,6 +24,9 @@ from max_retrieval import normaliser_colours, t_interval, wilson_interval
 from text_results import trained_normalisers
 
 EXPERIMENT = "eval-text"
+# What this module reads of the file (checked against the binary's --describe by
+# analysis/tests/test_needs_declared.py).
+NEEDS = common.Needs(EXPERIMENT, params=("checkpoint", "algorithm", "length", "samples"), metrics=("evaluated",))
 INPUT_FILE = "eval-text.h5"
 
 
@@ -45,7 +48,7 @@ def seed_interval(fractions, samples, models) -> tuple:
 
 def make(path: str, outdir: str) -> list:
     r = common.load_result(path, EXPERIMENT)
-    r.require(params=["checkpoint", "algorithm", "length", "samples"], metrics=["evaluated"], finite=False)
+    NEEDS.check(r, finite=False)
     evaluated = np.asarray(r.metrics["evaluated"]) == 1
     if not evaluated.any():
         raise common.ResultFileError(f"{path}: no point was evaluated (every algorithm outside the models' training)")

@@ -28,21 +28,20 @@ EXPERIMENT = "train-text"
 INPUT_FILE = "train-text.h5"
 PILOT_FILE = "train-text-pilot.h5"
 SERIES = ("curve_step", "curve_eval_exact_match", "curve_train_loss", "curve_eval_loss")
+# What this module reads of the file (checked against the binary's --describe by
+# analysis/tests/test_needs_declared.py).
+NEEDS = common.Needs(EXPERIMENT, params=("normaliser",), arrays=SERIES)
 PILOT_SEED = 1
 
 
 def curves(path: str) -> list:
     """[(task label, normaliser, seed, {series: array})] of every model of the file."""
     r = common.load_result(path, EXPERIMENT)
-    r.require(params=["normaliser"])
+    NEEDS.check(r)
     out = []
     for i, point in enumerate(r.ids):
         p = {name: common._decode(values[i]) for name, values in r.params.items()}
         arrays = r.arrays(point, SERIES)
-        missing = [s for s in SERIES if s not in arrays]
-        if missing:
-            raise common.ResultFileError(f"{path}: point {point} lacks /arrays/{point}/{missing[0]}; the file was "
-                                         "written by an older sharp-train-text. Re-run it.")
         task = f"{p.get('algorithms', '?')}, positions {p.get('positional', '?')}"
         out.append((task, str(p["normaliser"]), int(p.get("seed", PILOT_SEED)),
                     {s: np.asarray(arrays[s], dtype=float) for s in SERIES}))

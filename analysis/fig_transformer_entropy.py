@@ -23,6 +23,10 @@ import product
 import transformer_panels as tp
 
 EXPERIMENT = "transformer-dispersion"
+# What this module reads of the file (checked against the binary's --describe by
+# analysis/tests/test_needs_declared.py).
+NEEDS = common.Needs(EXPERIMENT, params=("n", "positional", "layer_norm", "init_scale", "causal"),
+                     metrics=("uniform_baseline", "entropy_all_mean"))
 INPUT_FILE = "transformer-dispersion.h5"
 ADAPTIVE_MEETS_SOFTMAX = 5.9445   # β_poly(H) = 1 there (docs/science.md#adaptive-temperature)
 
@@ -59,8 +63,7 @@ def draw(result: common.Result, panels: list):
 def make(path: str, outdir: str) -> list:
     """Figure transformer_entropy.{png,pdf}; returns the paths."""
     result = common.load_result(path, EXPERIMENT)
-    result.require(params=("n", "positional", "layer_norm", "init_scale", "causal"),
-                   metrics=("uniform_baseline", "entropy_all_mean"))
+    NEEDS.check(result)
     panels = tp.panel_models(result)
     if not panels:
         raise common.ResultFileError(f"{path}: no model has two input lengths at least 4x apart; "

@@ -29,6 +29,9 @@ import transformer_panels as tp
 import transformer_theorem
 
 EXPERIMENT = "transformer-dispersion"
+# What this module reads of the file (checked against the binary's --describe by
+# analysis/tests/test_needs_declared.py).
+NEEDS = common.Needs(EXPERIMENT, params=transformer_theorem.MODEL_PARAMS + ("n",), metrics=("delta_max",))
 INPUT_FILE = "transformer-dispersion.h5"
 
 # The paper's δ over all heads of Gemma on one input: (name, min, max, mean, std, heads).
@@ -154,7 +157,7 @@ def draw(rows: list):
 def make(path: str, outdir: str) -> list:
     """transformer_logit_spread.{png,pdf,md}; returns the paths."""
     result = common.load_result(path, EXPERIMENT)
-    result.require(params=transformer_theorem.MODEL_PARAMS + ("n",), metrics=("delta_max",))
+    NEEDS.check(result)
     trained_path = os.path.join(os.path.dirname(os.path.abspath(path)), td.INPUT_FILE)
     trained = []
     if os.path.exists(trained_path):

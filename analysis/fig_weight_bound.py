@@ -18,6 +18,9 @@ import common
 import product
 
 EXPERIMENT = "weight-bound"
+# What this module reads of the file (checked against the binary's --describe by
+# analysis/tests/test_needs_declared.py).
+NEEDS = common.Needs(EXPERIMENT, params=("n", "d_model"), metrics=("violations",))
 INPUT_FILE = "weight-bound.h5"
 
 
@@ -108,7 +111,7 @@ def draw(result: common.Result, by_d_model: dict):
 def make(path: str, outdir: str) -> list:
     """Figure weight_bound.{png,pdf}; returns the paths."""
     result = common.load_result(path, EXPERIMENT)
-    result.require(params=("n", "d_model"), metrics=("violations",))
+    NEEDS.check(result)
     if len(result) == 0:
         raise common.ResultFileError(f"{path}: no points to plot; the run's grid was empty.")
     by_d_model = ratios_by_d_model(result)

@@ -22,6 +22,10 @@ from scipy import stats
 import common
 
 EXPERIMENT = "eval-max"
+# What this module reads of the file (checked against the binary's --describe by
+# analysis/tests/test_needs_declared.py); per normaliser it needs accuracy.<x> and correct.<x> too.
+NEEDS = common.Needs(EXPERIMENT, params=("checkpoint", "n", "normaliser", "seed"), metrics=("train_n", "train_seed"))
+PER_NORMALISER = common.Needs(EXPERIMENT, metrics=("accuracy.softmax", "correct.softmax"))
 INPUT_FILE = "eval-max.h5"
 CONFIDENCE = 0.95
 Z95 = float(stats.norm.ppf(0.5 + CONFIDENCE / 2))  # 1.959964…
@@ -304,8 +308,7 @@ def load_eval_max(path: str, train_normaliser: str | None = None) -> EvalMax:
     result = common.load_result(path, EXPERIMENT)
     if len(result) == 0:
         raise _bad(path, "no points; the run's grid was empty.")
-    result.require(params=("checkpoint", "n", "normaliser", "seed"),
-                   metrics=("train_n", "train_seed"))
+    NEEDS.check(result)
     trained_with = training_normalisers(result)
     if train_normaliser is None:
         kinds = sorted(set(trained_with))

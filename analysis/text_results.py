@@ -13,6 +13,10 @@ import common
 from checkpoints import training_params
 
 EXPERIMENT = "eval-text"
+# What this module reads of the file (checked against the binary's --describe by
+# analysis/tests/test_needs_declared.py).
+NEEDS = common.Needs(EXPERIMENT, params=("checkpoint", "algorithm", "length", "samples"),
+                     metrics=("evaluated", "in_training_lengths"))
 
 
 def trained_normalisers(eval_path: str, references: list) -> dict:
@@ -25,8 +29,7 @@ def read_points(path: str) -> tuple:
     """(result, checkpoint [P] str, algorithm [P] str, length [P] int, evaluated [P] bool,
     in_training_lengths [P] bool) of an eval-text file; refuses one lacking these columns."""
     r = common.load_result(path, EXPERIMENT)
-    r.require(params=["checkpoint", "algorithm", "length", "samples"],
-              metrics=["evaluated", "in_training_lengths"], finite=False)
+    NEEDS.check(r, finite=False)
     return (r, [str(common._decode(x)) for x in r.params["checkpoint"]],
             [str(common._decode(x)) for x in r.params["algorithm"]],
             np.asarray(r.params["length"], dtype=int), np.asarray(r.metrics["evaluated"]) == 1,

@@ -16,6 +16,10 @@ import text_results
 import transformer_theorem
 
 EXPERIMENT = "transformer-dispersion"
+# What this module reads of the file (checked against the binary's --describe by
+# analysis/tests/test_needs_declared.py).
+NEEDS = common.Needs(EXPERIMENT, params=transformer_theorem.MODEL_PARAMS + ("n",),
+                     metrics=("tokens", "ln_n", "uniform_baseline", "entropy_all_mean"))
 INPUT_FILE = "transformer-dispersion-trained.h5"
 RANDOM_FILE = "transformer-dispersion.h5"   # the random models, drawn beside the trained ones
 
@@ -55,8 +59,7 @@ def _train_tokens(result: common.Result, rows, largest_length: float) -> float:
 def trained_models(path: str) -> tuple:
     """(result, [TrainedModel]) for every trained model of the file (random ones are skipped)."""
     result = common.load_result(path, EXPERIMENT)
-    result.require(params=transformer_theorem.MODEL_PARAMS + ("n",),
-                   metrics=("tokens", "ln_n", "uniform_baseline", "entropy_all_mean"))
+    NEEDS.check(result)
     refs = [str(common._decode(x)) for x in result.params["checkpoint"]]
     training = text_results.training_params(path, sorted({r for r in refs if r != "none"}))
     checks = {(c.key["checkpoint"], c.key["input"]): c for c in transformer_theorem.check_models(result)}

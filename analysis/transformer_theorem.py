@@ -59,6 +59,9 @@ RATE_HOLDS, RATE_SLOWER, RATE_INCONCLUSIVE = "O(1/n)", "slower than 1/n", "incon
 
 MODEL_PARAMS = ("checkpoint", "layers", "heads", "d_model", "vocab", "causal", "positional", "layer_norm",
                 "init_scale", "max_length", "normaliser", "input", "samples", "seed")
+# What this module reads of the file (checked against the binary's --describe by
+# analysis/tests/test_needs_declared.py).
+NEEDS = common.Needs(EXPERIMENT, params=MODEL_PARAMS + ("n",), metrics=("lemma_violations", "tokens"))
 ARRAYS = ("delta_max", "beta_max", "certificate", "n_alpha_max_last", "n_alpha_max_half_mean")
 
 
@@ -176,7 +179,7 @@ class ModelCheck:
 
 def check_models(result: common.Result) -> list:
     """One ModelCheck per model with at least two n, the larger at least SPAN× the smaller."""
-    result.require(params=MODEL_PARAMS + ("n",), metrics=("lemma_violations", "tokens"), finite=False)
+    NEEDS.check(result, finite=False)
     checks = []
     for key, rows in result.group_by(*MODEL_PARAMS):
         ns = [int(result.params["n"][i]) for i in rows]

@@ -231,3 +231,17 @@ def test_a_failing_section_reader_or_scorecard_says_so_and_the_page_is_written(
     page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
     assert failed in section_text(page, "scorecard")
     assert 'class="box error"' not in section_text(page, "weight-bound")
+
+
+def test_needs_refuse_a_file_lacking_an_array_naming_it(tmp_path):
+    # Needs.load refuses a point without an array it needs, naming point and array; with all of
+    # them it loads (the boundary: an extra array is not a refusal).
+    path = str(tmp_path / "entropy-temperature.h5")
+    grid = [{"n": 16, "logits": "uniform", "seed": 1}, {"n": 32, "logits": "uniform", "seed": 1}]
+    full = {"beta": np.ones(3), "entropy": np.ones(3), "extra": np.ones(3)}
+    ids = synthetic.write_result(path, "entropy-temperature", grid, {"monotone": [1, 1]},
+                                 arrays={0: full, 1: {"beta": np.ones(3)}})
+    needs = common.Needs("entropy-temperature", params=("n",), arrays=("beta", "entropy"))
+    with pytest.raises(common.ResultFileError, match=f"lacks /arrays/{ids[1]}/entropy"):
+        needs.load(path)
+    common.Needs("entropy-temperature", arrays=("beta",)).load(path)

@@ -236,6 +236,22 @@ def point_arrays(path: str | os.PathLike, point_id: str, names=None) -> dict:
         return dict(sorted(out.items()))
 
 
+def array_names(path: str | os.PathLike) -> dict:
+    """{point id: set of its array names} (names relative to /arrays/<id>, nested groups as
+    "layer0/alpha"), nothing read but the names; a point without arrays maps to an empty set. For a
+    file already opened by read_points (whose checksum it verified)."""
+    path = os.fspath(path)
+    with _open(path) as f:
+        ids = [str(v) for v in _read_dataset(f["points/id"])]
+        names = {i: set() for i in ids}
+        group = f.get("arrays")
+        for point_id in ids if group is not None else ():
+            if point_id in group:
+                group[point_id].visititems(
+                    lambda name, obj, into=names[point_id]: into.add(name) if isinstance(obj, h5py.Dataset) else None)
+        return names
+
+
 def _check_root_attributes(path: str, attrs: dict, experiment: str | None) -> None:
     problems = []
     schema = attrs.get("schema")
