@@ -60,7 +60,7 @@ publish:
 # shows the reason); the exit status is make_figures.py's, or 1 when a section of the page failed.
 figures:
 	@status=0; $(PYTHON) analysis/make_figures.py $(RESULTS) || status=$$?; \
-	  $(PYTHON) analysis/report.py $(RESULTS) && exit $$status
+	  $(PYTHON) analysis/make_report.py $(RESULTS) && exit $$status
 
 # Benchmarks also need the reference a user would otherwise pick (PyTorch on CPU): deps.sh --bench.
 bench:

@@ -8,7 +8,7 @@ loads a merged result file with load_result(), which refuses anything that is no
 writes through save_figure(), whose PDFs are byte-identical across runs.
 
 A refusal is one exception type, ResultFileError, whose message names the file, the problem and
-what to do; any check of a file raises it. make_figures.py and report.py turn it into a product's
+what to do; any check of a file raises it. make_figures.py and page/report.py turn it into a product's
 message in one place each, through attempt(), which also turns a bug of the analysis (any other
 exception) into a message to report instead of a crash of every other figure.
 """

@@ -18,11 +18,10 @@ import argparse
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # works from any cwd
 
-import common  # noqa: E402
-import products  # noqa: E402
-import published  # noqa: E402
+import common
+import products
+import published
 
 
 def main(argv=None) -> int:

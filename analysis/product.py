@@ -1,6 +1,6 @@
 """What one figure or table module declares about what it makes (its PRODUCTS, beside the code that
 draws them): analysis/products.py collects them, analysis/make_figures.py makes every one and the
-page (analysis/report.py) shows each Figure where a section of analysis/report_sections.py places it.
+page (analysis/page/report.py) shows each Figure where a section of analysis/page/sections.py places it.
 """
 from __future__ import annotations
 

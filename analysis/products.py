@@ -1,6 +1,6 @@
 """The product registry: every figure and table analysis/make_figures.py makes, in its order, each
 declared by its module (PRODUCTS, beside the code that draws it). The page finds a figure's caption
-and result file here by its PNG name (analysis/report_sections.py only places it). A new figure is
+and result file here by its PNG name (analysis/page/sections.py only places it). A new figure is
 one more Product in its module's PRODUCTS, and a new module one more entry of MODULES.
 """
 from __future__ import annotations

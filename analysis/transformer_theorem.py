@@ -41,9 +41,8 @@ import sys
 import numpy as np
 from scipy import stats
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import common  # noqa: E402
-import product  # noqa: E402
+import common
+import product
 
 EXPERIMENT = "transformer-dispersion"
 GROWTH_LIMIT = 1.10     # β·certificate may rise by at most this factor over the last 4× of n

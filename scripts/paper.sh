@@ -8,7 +8,7 @@
 #
 # Defaults: BIN_DIR build/bin, RESULTS_DIR results, SCALE quick. --build builds the sharp-<experiment>
 # targets of the sweeps in the (configured) CMake build directory; --figures then runs
-# analysis/make_figures.py and analysis/report.py (results/report/index.html).
+# analysis/make_figures.py and analysis/make_report.py (results/report/index.html).
 #
 # --sweeps 'GLOB...' runs only the sweeps whose name (sweeps/<scale>/NAME.cfg) matches one of the
 # blank-separated shell patterns, e.g. --sweeps 'train-text* eval-text*' or --sweeps 'bounds
@@ -210,9 +210,9 @@ if ((figures)); then
   begin "figures: analysis/make_figures.py $results"
   "$python" "$analysis/make_figures.py" "$results" || figures_status=$?
   end "figures"
-  begin "report: analysis/report.py $results"
+  begin "report: analysis/make_report.py $results"
   # exit 1: the page is written but a section failed (it says which); still print the summary
-  "$python" "$analysis/report.py" "$results" || report_status=$?
+  "$python" "$analysis/make_report.py" "$results" || report_status=$?
   end "report"
 fi
 summary

@@ -10,7 +10,7 @@ of the stage that made it (RESULTS_DIR/stage-times.tsv, written by scripts/paper
 resumed runs). Files that hold model weights (arrays named param.*) are not shipped: the manifest
 records the command that regenerates them and each point's parameters (so that an evaluation
 of those models still names them). --include ships named files of another scale. The report
-(analysis/report.py) falls back to these files for any result missing in results/ and labels
+(analysis/make_report.py) falls back to these files for any result missing in results/ and labels
 them "published: made at commit X on DATE".
 
 Each file is shipped rewritten by h5repack in HDF5's latest object formats with groups of up to 64

@@ -22,8 +22,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts
 import make_figures  # noqa: E402
 import published  # noqa: E402
 import publish  # noqa: E402
-import report  # noqa: E402
-import report_sources  # noqa: E402
+from page import report  # noqa: E402
+from page import sources as report_sources  # noqa: E402
 import synthetic  # noqa: E402
 
 PAPER = {"scale": "paper"}

@@ -1,6 +1,6 @@
 """The report builder never crashes (issue 26, item 11): a result file whose columns have the wrong
 type, or a transformer-dispersion file without /arrays, is refused with its reason by
-make_figures.py (exit 1, one line per figure naming file and reason) and by report.py (the page is
+make_figures.py (exit 1, one line per figure naming file and reason) and by make_report.py (the page is
 written, the section shows the reason); a bug inside one figure or section stops only that one and
 says "this ... failed: <exception> — please report it".
 """
@@ -19,9 +19,9 @@ import common
 import make_figures
 import product
 import products
-import report
+from page import report
 import synthetic
-from report_sections import SECTIONS
+from page.sections import SECTIONS
 
 ANALYSIS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO = os.path.dirname(ANALYSIS_DIR)
@@ -105,10 +105,10 @@ def test_wrong_column_types_are_refused_by_figures_and_page(tmp_path, to_text):
             assert f"/points/params/{column} holds" in line
         assert f"wrote {name}:" not in figures.stdout
 
-    page_run = run("report.py", d, cwd=tmp_path)
+    page_run = run("make_report.py", d, cwd=tmp_path)
     assert page_run.returncode == 0, page_run.stderr
     assert "Traceback" not in page_run.stderr
-    # report.py reads its sections' files itself; a file only a figure reads (the text study's
+    # page/report.py reads its sections' files itself; a file only a figure reads (the text study's
     # pilot) is refused by make_figures above, which draws no figure from it.
     read_by_page = {name for section in SECTIONS for name in section.files}
     for name in refused & read_by_page:
@@ -137,7 +137,7 @@ def test_transformer_file_without_arrays_is_refused(tmp_path):
     assert [line.split(":")[1].strip() for line in errors] == users
     assert all(f"{path}: has no /arrays group" in line for line in errors)
 
-    page_run = run("report.py", d, cwd=tmp_path)
+    page_run = run("make_report.py", d, cwd=tmp_path)
     assert page_run.returncode == 0 and "Traceback" not in page_run.stderr, page_run.stderr
     text = section_text((d / "report" / "index.html").read_text(encoding="utf-8"), "transformers")
     assert f"refused: {path}" in text and "has no /arrays group" in text

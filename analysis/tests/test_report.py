@@ -1,4 +1,4 @@
-"""Tests of the paper page (analysis/report.py) and its scorecard (analysis/scorecard.py) on
+"""Tests of the paper page (analysis/page/report.py) and its scorecard (analysis/page/scorecard.py) on
 synthetic result files with known values: missing, refused and stale files, the verdict rules
 (including data that must give "differs"), the one number formatter, and a page that fetches
 nothing from a network.
@@ -12,13 +12,13 @@ import h5py
 import numpy as np
 import pytest
 
-import report
-import report_html as H
-import report_sources
-import scorecard as sc
-import scorecard_clrs
+from page import report
+from page import html as H
+from page import sources as report_sources
+from page import scorecard as sc
+from page import scorecard_clrs
 import synthetic
-from report_sections import SECTIONS, Section
+from page.sections import SECTIONS, Section
 import products
 
 PAPER_N = (16, 64, 256, 512, 1024, 2048, 4096, 16384)

@@ -1,4 +1,4 @@
-"""The scorecard's verdict rules (analysis/scorecard.py, docs/science.md#published-numbers), each
+"""The scorecard's verdict rules (analysis/page/scorecard.py, docs/science.md#published-numbers), each
 with synthetic data that must give every verdict it can give, including the cases a hostile
 reading found: an interval too wide to decide, significance without an effect, models that learned
 nothing, a refit point beyond the data.
@@ -6,9 +6,9 @@ nothing, a refit point beyond the data.
 import numpy as np
 
 import competence_gate as gate
-import report
-import scorecard as sc
-import scorecard_clrs as clrs
+from page import report
+from page import scorecard as sc
+from page import scorecard_clrs as clrs
 import synthetic
 
 PAPER_N = synthetic.PAPER_N
@@ -163,7 +163,7 @@ def build_page(directory):
 
 def test_the_derived_threshold_differs_when_the_data_cross_elsewhere(tmp_path):
     import h5py
-    import report_sources
+    from page import sources as report_sources
     synthetic.write_bounds(tmp_path / "bounds.h5", ns=tuple(2 ** k for k in range(1, 12)),
                            spreads=(5.69,), thetas=(1.0,))
     with synthetic.edited(tmp_path / "bounds.h5") as f:   # α_max never falls below 1/2

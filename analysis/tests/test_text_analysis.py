@@ -97,7 +97,7 @@ def test_make_figures_writes_the_paired_table(tmp_path, capsys):
 
 
 def test_report_page_shows_the_paired_table_or_why_not(tmp_path):
-    import report
+    from page import report
     synthetic.write_text_pairs(tmp_path)
     path, inputs, _ = report.write_report(str(tmp_path), None, now="test")
     page = open(path, encoding="utf-8").read()

@@ -55,7 +55,7 @@ os.environ["SHARP_PUBLISHED_DIR"] = NO_PUBLISHED
 
 def write_results(directory: str) -> None:
     """Small synthetic result files of every experiment the page has a reader for, their
-    figures (analysis/make_figures.py) and the page (analysis/report.py)."""
+    figures (analysis/make_figures.py) and the page (analysis/make_report.py)."""
     import synthetic
     synthetic.write_bounds(os.path.join(directory, "bounds.h5"),
                            ns=tuple(2 ** k for k in range(1, 13)), spreads=(1.0, 5.69),
@@ -73,7 +73,7 @@ def write_results(directory: str) -> None:
 
 def build_page(directory: str, published: str | None = None) -> str:
     extra = ["--published", published] if published else []
-    run([PYTHON, os.path.join(ANALYSIS, "report.py"), directory, *extra])
+    run([PYTHON, os.path.join(ANALYSIS, "make_report.py"), directory, *extra])
     return os.path.join(directory, "report", "index.html")
 
 
@@ -168,8 +168,7 @@ class ReportInBrowser(unittest.TestCase):
             "return Array.from(document.images).map(i => [i.alt, i.complete, i.naturalWidth]);")
 
     def test_1_every_figure_section_and_claim_is_shown(self):
-        import report_sections
-        import scorecard
+        from page import scorecard, sections
         d = self.browser.driver
         self.browser.open(os.path.join(self.results, "report", "index.html"))
         self.assertIn("reproduction report", d.title)
@@ -179,7 +178,7 @@ class ReportInBrowser(unittest.TestCase):
         self.assertEqual(len(images), len(drawn), images)
         for alt, complete, width in images:
             self.assertTrue(complete and width > 0, f"figure {alt!r} did not load")
-        for section in report_sections.SECTIONS:
+        for section in sections.SECTIONS:
             self.assertTrue(d.find_elements("id", section.key), f"no section {section.key}")
         rows = d.execute_script(
             "return document.querySelectorAll('table.scorecard tbody tr:not(.group)').length;")

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import checkpoints
 import competence_gate
 import max_retrieval as mr
-from scorecard import (AGREES, DIFFERS, INCONCLUSIVE, NO_DIFFERENCE, NOT_MEASURED,
+from page.scorecard import (AGREES, DIFFERS, INCONCLUSIVE, NO_DIFFERENCE, NOT_MEASURED,
                        PRECISION_POINTS, Provenance, Row, _not_measured, models_text)
 
 CLRS = "Algorithmic text (CLRS-Text), qualitative"

@@ -1,7 +1,7 @@
 """The reproduction scorecard of the paper page: one row per claim of the paper the suite tests,
 its value, ours with an interval, and a verdict computed from the data by the rules in RULES (shown
 on the page); and apart, never counted, the numbers the suite derives itself from the paper's
-(derived=True rows). Pure functions of loaded data; analysis/report.py renders the rows.
+(derived=True rows). Pure functions of loaded data; analysis/page/report.py renders the rows.
 
 Claims (docs/science.md#published-numbers): the max-retrieval accuracy table (16 cells) and the
 effects behind its paired t-tests, the dispersion lemma, the weight-norm bound, entropy falling

@@ -1,17 +1,17 @@
 """The paper page: results/report/index.html, every figure, table and claim in one static page,
 from the result files already in RESULTS_DIR (nothing is recomputed).
 
-    /usr/bin/python3 analysis/report.py RESULTS_DIR [--figures DIR] [--out FILE]
+    /usr/bin/python3 analysis/make_report.py RESULTS_DIR [--figures DIR] [--out FILE]
 
 `make figures` and `make paper` run it after analysis/make_figures.py. The page works from the file
 system with no server and no network: figures are inlined PNGs, the scorecard's data are inline
-JSON, the stylesheet is written here. Sections follow docs/science.md (analysis/report_sections.py
+JSON, the stylesheet is written here. Sections follow docs/science.md (analysis/page/sections.py
 maps them to result files); a missing result file makes its section say "not run" with the command
 that makes it, a refused one shows the reader's reason, and one made by another commit than the
 checkout's is marked stale. A section (or the scorecard) that raises anything else — a bug of the
 analysis — says "this section failed: <exception> — please report it" in its place; the rest of
 the page is still written. Every refusal and failure is also one line on stderr. Exit status 0
-when the page is written, 1 when it is written but a section failed. The scorecard (analysis/scorecard.py) gives each claim of the paper the
+when the page is written, 1 when it is written but a section failed. The scorecard (analysis/page/scorecard.py) gives each claim of the paper the
 suite tests a verdict by the rules printed on the page; the suite's own arithmetic on the paper's
 numbers is a separate table, never counted.
 """
@@ -23,31 +23,29 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # works from any cwd
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-import checkpoints  # noqa: E402
-import common  # noqa: E402
-import competence_gate  # noqa: E402
-import fig_beta_polynomial  # noqa: E402
-import fig_dispersion  # noqa: E402
-import fig_remedies  # noqa: E402
-import remedies_table as leaderboard  # noqa: E402
-import max_accuracy_table  # noqa: E402
-import max_retrieval as mr  # noqa: E402
-import products  # noqa: E402
-import published  # noqa: E402
-import report_html as H  # noqa: E402
-import report_sources  # noqa: E402
-import scorecard as sc  # noqa: E402
-import scorecard_clrs  # noqa: E402
-import text_paired_table  # noqa: E402
-import text_study  # noqa: E402
-import text_study_endpoint  # noqa: E402
-import text_results  # noqa: E402
-import transformer_theorem  # noqa: E402
-from report_sections import SECTIONS  # noqa: E402
+import checkpoints
+import common
+import competence_gate
+import fig_beta_polynomial
+import fig_dispersion
+import fig_remedies
+import remedies_table as leaderboard
+import max_accuracy_table
+import max_retrieval as mr
+import products
+import published
+from page import html as H
+from page import sources as report_sources
+from page import scorecard as sc
+from page import scorecard_clrs
+import text_paired_table
+import text_study
+import text_study_endpoint
+import text_results
+import transformer_theorem
+from page.sections import SECTIONS
 
 DOCS = os.path.join(report_sources.REPO_ROOT, "docs", "science.md")
 SHORT_SHA = 12
@@ -716,7 +714,7 @@ def other_figures(inputs: Inputs, figures_dir: str) -> str:
         return ""
     out = ['<section id="other-figures"><h2>Other figures</h2>',
            "<p>Figures in the figures directory that no section of this page describes yet "
-           "(add them to analysis/report_sections.py).</p>"]
+           "(add them to analysis/page/sections.py).</p>"]
     for name in extra:
         with open(os.path.join(figures_dir, name + ".png"), "rb") as fh:
             out.append(H.figure(fh.read(), name, f"<strong>{H.esc(name)}.png</strong>"))
@@ -870,7 +868,7 @@ def page(inputs: Inputs, figures_dir: str, page_dir: str, now: str,
         f"it measured them in the result files below (the Gemma and CLRS-Text parts with small "
         f"models of its own). "
         f"Generated {H.esc(now)} from {H.code(inputs.results_dir)} at checkout "
-        f"{H.code(inputs.head[:SHORT_SHA])} by {H.code('analysis/report.py')}; nothing on this "
+        f"{H.code(inputs.head[:SHORT_SHA])} by {H.code('analysis/make_report.py')}; nothing on this "
         f"page is fetched from a network. Result files: {H.esc(summary)}.</p>",
         "\n".join(nav),
         scorecard,

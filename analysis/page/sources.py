@@ -1,6 +1,6 @@
 """The state of each result file the paper page reads: missing, refused (with the reader's reason),
 failed (reading it raised a bug of the analysis), or loaded, with its provenance (git_sha, command line, scale, creation time) and whether it is
-stale (built from another commit than the checkout's). analysis/report.py renders these.
+stale (built from another commit than the checkout's). analysis/page/report.py renders these.
 
 Nothing here guesses: a file without the root attribute `scale` has scale "unknown", a checkout
 that is not a git work tree has commit "unknown" and no file is called stale against it.
@@ -14,7 +14,7 @@ import subprocess
 import common
 import published
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO_ROOT = published.REPO_ROOT
 UNKNOWN = "unknown"
 
 

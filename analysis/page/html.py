@@ -1,4 +1,4 @@
-"""HTML pieces of the paper page (analysis/report.py): the one number formatter, escaping, tables,
+"""HTML pieces of the paper page (analysis/page/report.py): the one number formatter, escaping, tables,
 figures inlined as data URIs, notice boxes, and the page's stylesheet.
 
 Everything the page shows is written here or inlined: no CDN, no script from elsewhere, no file the
