@@ -62,12 +62,7 @@ def draw(result: common.Result, panels: list):
 
 def make(path: str, outdir: str) -> list:
     """Figure transformer_alpha.{png,pdf}; returns the paths."""
-    result = common.load_result(path, EXPERIMENT)
-    NEEDS.check(result)
-    panels = tp.panel_models(result)
-    if not panels:
-        raise common.ResultFileError(f"{path}: no model has two input lengths at least 4x apart; "
-                                     f"nothing to plot against n.")
+    result, panels = tp.load_panels(path, NEEDS)
     violations = int(result.metrics["lemma_violations"].sum())
     if violations:
         common.loud_warning(f"{path}: {violations} attention row(s) outside the dispersion lemma's bounds "

@@ -62,12 +62,7 @@ def draw(result: common.Result, panels: list):
 
 def make(path: str, outdir: str) -> list:
     """Figure transformer_entropy.{png,pdf}; returns the paths."""
-    result = common.load_result(path, EXPERIMENT)
-    NEEDS.check(result)
-    panels = tp.panel_models(result)
-    if not panels:
-        raise common.ResultFileError(f"{path}: no model has two input lengths at least 4x apart; "
-                                     f"nothing to plot against n.")
+    result, panels = tp.load_panels(path, NEEDS)
     return common.save_figure(draw(result, panels), outdir, "transformer_entropy")
 
 

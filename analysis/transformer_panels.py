@@ -44,6 +44,17 @@ def panel_models(result: common.Result) -> list:
     return out
 
 
+def load_panels(path: str, needs: common.Needs) -> tuple:
+    """(result, panel_models(result)) of the file at `path`, which must hold what `needs` names;
+    refused when no model has two input lengths at least 4x apart (nothing to plot against n)."""
+    result = needs.load(path)
+    panels = panel_models(result)
+    if not panels:
+        raise common.ResultFileError(f"{path}: no model has two input lengths at least 4x apart; "
+                                     f"nothing to plot against n.")
+    return result, panels
+
+
 def head_series(result: common.Result, rows, name: str) -> np.ndarray:
     """[len(rows), layers·heads]: the per-head array `name` of each point, heads flattened."""
     series = []
