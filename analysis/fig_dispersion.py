@@ -11,6 +11,7 @@ the worst case's closed form n > 1 + (1/ε − 1)·exp(δ/θ), and the total of 
 from __future__ import annotations
 
 import dataclasses
+import math
 import sys
 
 import numpy as np
@@ -50,7 +51,7 @@ def worst_case_alpha_max(n, ratio: float):
 
 def worst_case_threshold(eps: float, ratio: float) -> float:
     """α_max < ε for the worst case exactly when n > 1 + (1/ε − 1)·exp(δ/θ) (docs/science.md#dispersion-lemma)."""
-    return 1.0 + (1.0 / eps - 1.0) * np.exp(ratio)
+    return 1.0 + (1.0 / eps - 1.0) * math.exp(ratio)
 
 
 def smallest_n_below(n: np.ndarray, alpha: np.ndarray, eps: float):

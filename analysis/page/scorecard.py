@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 import competence_gate
+import fig_dispersion
 import max_retrieval as mr
 
 # ---- verdicts and the rules that give them (the page prints RULES verbatim)
@@ -282,12 +283,6 @@ LEMMA_ANCHOR = "dispersion-lemma"
 THRESHOLD_SPREAD, THRESHOLD_THETA, THRESHOLD_EPS, THRESHOLD_PAPER = 5.69, 1.0, 0.5, 297
 
 
-def worst_case_threshold(eps: float, ratio: float) -> float:
-    """α_max of the worst case (one logit at M, n − 1 at m) is below ε exactly when
-    n > 1 + (1/ε − 1)·e^(δ/θ) (docs/science.md#dispersion-lemma)."""
-    return 1.0 + (1.0 / eps - 1.0) * math.exp(ratio)
-
-
 def lemma_rows(bounds, where: Provenance, missing_why: str) -> list:
     """`bounds`: a common.Result of experiment bounds, or None."""
     claim = "exp(−δ/θ)/n ≤ α_k ≤ exp(δ/θ)/n for every logit law, n and δ/θ"
@@ -315,7 +310,7 @@ def threshold_row(bounds, where: Provenance) -> Row:
     with the bracket of the measured crossing of the one-hot law when `bounds` has it."""
     claim = (f"worst case α_max < {THRESHOLD_EPS:g} from n ≈ {THRESHOLD_PAPER} at "
              f"δ = {THRESHOLD_SPREAD:g}, θ = {THRESHOLD_THETA:g}")
-    closed = worst_case_threshold(THRESHOLD_EPS, THRESHOLD_SPREAD / THRESHOLD_THETA)
+    closed = fig_dispersion.worst_case_threshold(THRESHOLD_EPS, THRESHOLD_SPREAD / THRESHOLD_THETA)
     algebra = f"1 + (1/ε − 1)·e^(δ/θ) = {closed:.1f}"
     algebra_ok = abs(closed - THRESHOLD_PAPER) < 1.0
     # The measured bracket: the one-hot law is the worst case exactly.

@@ -19,7 +19,7 @@ import common
 import make_figures
 import product
 import products
-from page import report
+from page import report, tables
 import synthetic
 from page.sections import SECTIONS
 
@@ -211,7 +211,7 @@ def test_a_failing_section_reader_or_scorecard_says_so_and_the_page_is_written(
     def boom(*args):
         raise RuntimeError("boom")
 
-    monkeypatch.setitem(report.TABLE_BUILDERS, "dispersion_thresholds", boom)
+    monkeypatch.setitem(tables.TABLE_BUILDERS, "dispersion_thresholds", boom)
     monkeypatch.setattr(report.transformer_theorem, "check_models", boom)
     assert report.main([str(tmp_path)]) == 1
     err = capsys.readouterr().err
