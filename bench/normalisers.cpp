@@ -26,7 +26,6 @@
 #include <xsimd/xsimd.hpp>
 
 #include "core/simd_exp.hpp"
-#include "core/simd_exp_float.hpp"
 #include "core/simd_isa.hpp"
 #include "normalisers/normaliser.hpp"
 #include "normalisers/sparse_thresholds.hpp"
@@ -150,7 +149,7 @@ BENCHMARK(BM_Exp<ExpVariant::Kernel>)->Name("exp/kernel/1x4096/double");
 BENCHMARK(BM_Exp<ExpVariant::BaseE>)->Name("exp/base_e/1x4096/double");
 BENCHMARK(BM_Exp<ExpVariant::Xsimd>)->Name("exp/xsimd/1x4096/double");
 
-// The float kernels' exp (core/simd_exp_float.hpp) in float lanes, same loop: the float rows' limit.
+// The float kernels' exp (core/simd_exp.hpp) in float lanes, same loop: the float rows' limit.
 void BM_ExpFloat(benchmark::State& state) {
   std::vector<float> x(4096);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = -static_cast<float>(i) / 400.0f;

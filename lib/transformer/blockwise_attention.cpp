@@ -13,7 +13,6 @@
 #include "core/errors.hpp"
 #include "core/online_softmax.hpp"
 #include "core/simd_exp.hpp"
-#include "core/simd_exp_float.hpp"
 #include "nn/gemm.hpp"
 #include "transformer/parallel_items.hpp"
 
@@ -72,7 +71,7 @@ FloatScan scan_float(const float* z, std::size_t count) {
   return out;
 }
 
-// Float models' weights 2^y, y = β·log2(e)·(z − m) ≤ 0: the library's float exp2 (core/simd_exp_float.hpp),
+// Float models' weights 2^y, y = β·log2(e)·(z − m) ≤ 0: the library's float exp2 (core/simd_exp.hpp),
 // 0 below 2^−126 of the row's largest weight.
 struct Exp2Weights {
   template <class A>

@@ -11,7 +11,7 @@
 // α_min = e^{β(min z − m)}/s, H = ln s − t/s; support = k (every weight of a softmax is > 0).
 // Shapes and tiles as attention_forward (attention.hpp); results equal it to rounding (≈1e-15 in
 // double) and do not depend on the thread count. Float models weigh keys in float exp lanes
-// (core/simd_exp_float.hpp; the row statistics stay in double): 1.3× the double lanes' speed at n = 2^14,
+// (core/simd_exp.hpp; the row statistics stay in double): 1.3× the double lanes' speed at n = 2^14,
 // results within 1e-5 of double attention on the same inputs.
 #include <cstddef>
 

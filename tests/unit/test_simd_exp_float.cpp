@@ -1,4 +1,4 @@
-// The library's float exp and exp2 (core/simd_exp_float.hpp) against long double: the maximum error
+// The library's float exp and exp2 (core/simd_exp.hpp) against long double: the maximum error
 // in float ulps over the whole domain (every 211th float of it, and the reduction's breakpoints),
 // the flush to 0 below FLT_MIN (−inf included), overflow to +inf, NaN kept, exact powers of two,
 // the exact 0 at the kernels' clamp, lanes equal to scalar calls, and the register table lookup
@@ -13,7 +13,7 @@
 #include <limits>
 #include <vector>
 
-#include "core/simd_exp_float.hpp"
+#include "core/simd_exp.hpp"
 
 namespace {
 
@@ -78,7 +78,7 @@ TEST(SimdExpFloat, Exp2WithinBoundOverItsDomain) {
 TEST(SimdExpFloat, ExpWithinBoundOverItsDomain) {
   double worst = 0.0;
   float worst_at = 0.0f;
-  const std::vector<float> xs = arguments(sharp::simd::kExpLowestF, sharp::simd::kExpHighestF, 0.69314718f, 211);
+  const std::vector<float> xs = arguments(sharp::simd::ExpConstants<float>::kExpLowest, sharp::simd::ExpConstants<float>::kExpHighest, 0.69314718f, 211);
   for (float x : xs) {
     const float got = sharp::simd::expf(x);
     const double err = ulp_error(got, std::exp(static_cast<long double>(x)));
@@ -96,13 +96,13 @@ TEST(SimdExpFloat, ExpWithinBoundOverItsDomain) {
 }
 
 TEST(SimdExpFloat, FlushesBelowFltMinToZero) {
-  for (float x = -110.0f; x < sharp::simd::kExpLowestF; x += 0.0137f) {
+  for (float x = -110.0f; x < sharp::simd::ExpConstants<float>::kExpLowest; x += 0.0137f) {
     ASSERT_LT(std::exp(static_cast<long double>(x)), static_cast<long double>(FLT_MIN)) << x;
     ASSERT_EQ(sharp::simd::expf(x), 0.0f) << x;
     ASSERT_EQ(sharp::simd::expf_bounded(x), 0.0f) << x;
   }
-  EXPECT_GE(std::exp(static_cast<long double>(sharp::simd::kExpLowestF)), static_cast<long double>(FLT_MIN));
-  EXPECT_GE(sharp::simd::expf(sharp::simd::kExpLowestF), FLT_MIN);
+  EXPECT_GE(std::exp(static_cast<long double>(sharp::simd::ExpConstants<float>::kExpLowest)), static_cast<long double>(FLT_MIN));
+  EXPECT_GE(sharp::simd::expf(sharp::simd::ExpConstants<float>::kExpLowest), FLT_MIN);
   EXPECT_EQ(sharp::simd::expf(-1e30f), 0.0f);
   EXPECT_EQ(sharp::simd::expf(-kInf), 0.0f);
   EXPECT_EQ(sharp::simd::exp2f_bounded(-126.0f), 0x1p-126f);
@@ -112,10 +112,10 @@ TEST(SimdExpFloat, FlushesBelowFltMinToZero) {
 }
 
 TEST(SimdExpFloat, OverflowsToInfinity) {
-  EXPECT_LT(sharp::simd::expf(sharp::simd::kExpHighestF), kInf);
-  EXPECT_LE(ulp_error(sharp::simd::expf(sharp::simd::kExpHighestF),
-                      std::exp(static_cast<long double>(sharp::simd::kExpHighestF))), kMaxUlp);
-  EXPECT_EQ(sharp::simd::expf(std::nextafter(sharp::simd::kExpHighestF, kInf)), kInf);
+  EXPECT_LT(sharp::simd::expf(sharp::simd::ExpConstants<float>::kExpHighest), kInf);
+  EXPECT_LE(ulp_error(sharp::simd::expf(sharp::simd::ExpConstants<float>::kExpHighest),
+                      std::exp(static_cast<long double>(sharp::simd::ExpConstants<float>::kExpHighest))), kMaxUlp);
+  EXPECT_EQ(sharp::simd::expf(std::nextafter(sharp::simd::ExpConstants<float>::kExpHighest, kInf)), kInf);
   EXPECT_EQ(sharp::simd::expf(89.0f), kInf);
   EXPECT_EQ(sharp::simd::expf(kInf), kInf);
   EXPECT_EQ(sharp::simd::exp2f(128.0f), kInf);
@@ -167,7 +167,7 @@ TEST(SimdExpFloat, RegisterTableMatchesLaneByLaneLookup) {
     y[filled++] = v;
     if (filled < B::size) continue;
     filled = 0;
-    const B t = B::load_aligned(y) + B(sharp::simd::detail::kShifterF);
+    const B t = B::load_aligned(y) + B(sharp::simd::ExpConstants<float>::kShifter);
     const B fast = sharp::simd::detail::table_scale(t);
     const B slow = sharp::simd::detail::table_scale_by_lane(t);
     for (std::size_t l = 0; l < B::size; ++l) ASSERT_EQ(fast.get(l), slow.get(l)) << y[l];

@@ -293,7 +293,7 @@ TEST(BlockwiseAttention, EqualsQueryTiledAttention) {
                sharp::BadInput);
 }
 
-// Float models weigh keys in float exp lanes (core/simd_exp_float.hpp) with the row statistics in
+// Float models weigh keys in float exp lanes (core/simd_exp.hpp) with the row statistics in
 // double: against query-tiled attention in double on the same (float) inputs, outputs and statistics
 // agree to float rounding, and a NaN or infinite logit is still an error.
 TEST(BlockwiseAttention, FloatLanesEqualDoubleAttention) {

@@ -18,7 +18,6 @@
 #include <xsimd/xsimd.hpp>
 
 #include "core/simd_exp.hpp"
-#include "core/simd_exp_float.hpp"
 #include "normalisers/simd/softmax_block.hpp"
 
 namespace sharp::norm::lanes {
@@ -183,7 +182,7 @@ BlockResult double_pass(const T* z, T* p, std::size_t len, double beta, double s
 //   t = fma(z, s_hi, shifter − c)   (round(8(z s_hi − c)) = 8k + j in t's low bits; shifter − c exact),
 //   m = t − (shifter − c)           (= k + j/8 + c, exact),
 //   f = fma(z, s_lo, fma(z, s_hi, −m))   (the fused product rounds once, |f| ≤ 1/16 + |z s_lo|),
-// and 2^y = 2^k·2^(j/8)·2^f as in the exp (core/simd_exp_float.hpp). Entries far below the
+// and 2^y = 2^k·2^(j/8)·2^f as in the exp (core/simd_exp.hpp). Entries far below the
 // reference (masked ones included) are clamped so that k = −127, where the table gives exactly 0.
 // Valid while |c| < 2^18 (|z| up to about 1.8e5/beta); beyond, or for beta ≤ 0, double lanes.
 //
@@ -247,10 +246,10 @@ FloatSums float_pass(const float* z, float* p, std::size_t len, double beta, dou
   const float s_lo = static_cast<float>(scale - static_cast<double>(s_hi));
   const float cf = static_cast<float>(c);  // exact: a multiple of 1/8 below 2^18
   const F shi(s_hi), slo(s_lo);
-  const F sc(sharp::simd::detail::kShifterF - cf);  // exact
-  const F t_low(sharp::simd::detail::kShifterF + sharp::simd::kExp2ZeroF);  // k = −127: exactly 0
+  const F sc(sharp::simd::ExpConstants<float>::kShifter - cf);  // exact
+  const F t_low(sharp::simd::ExpConstants<float>::kShifter + sharp::simd::kExp2ZeroF);  // k = −127: exactly 0
   const F z_low(static_cast<float>((c - 200.0) / scale));  // y ≈ −200, below t_low's
-  const F shifter(sharp::simd::detail::kShifterF);
+  const F shifter(sharp::simd::ExpConstants<float>::kShifter);
   F mx(-kInf);
   D s[K], t[K];
   for (std::size_t k = 0; k < K; ++k) s[k] = t[k] = D(0.0);

@@ -8,7 +8,7 @@
 //
 // Double rows: kLaneRows = 4 double lanes (AVX2), 4x4 transposes.
 // Float rows: kFloatLaneRows = 8 float lanes (AVX2), 8x8 transposes (loads into register halves
-// and 16 shuffles), the float exp (core/simd_exp_float.hpp) with y reduced exactly as the float
+// and 16 shuffles), the float exp (core/simd_exp.hpp) with y reduced exactly as the float
 // block lanes do (softmax_block_impl.hpp): each row's reference c (a multiple of 1/8 just below its
 // max·beta·log2 e), the scale split into a float pair, so no float y is ever rounded; terms
 // 2^(y + d), d ∈ [3/32, 1/2) the reference's offset, which the normalisation cancels. Sums of float

@@ -8,7 +8,6 @@
 
 #include "core/online_softmax.hpp"
 #include "core/simd_exp.hpp"
-#include "core/simd_exp_float.hpp"
 #include "core/simd_isa.hpp"
 #include "normalisers/adaptive_temperature.hpp"
 #include "normalisers/simd/softmax_lanes_impl.hpp"

@@ -22,7 +22,6 @@
 
 #include "core/online_softmax.hpp"
 #include "core/simd_exp.hpp"
-#include "core/simd_exp_float.hpp"
 #include "normalisers/adaptive_temperature.hpp"
 #include "normalisers/simd/softmax_lanes.hpp"
 
@@ -213,7 +212,7 @@ __attribute__((flatten)) bool float_group(const float* z, float* p, std::size_t 
   const BF u = BF(row_max) * s_hi;
   if (_mm256_movemask_ps(_mm256_cmp_ps(xsimd::abs(u), BF(0x1p17f), _CMP_LT_OQ)) != 0xff) return false;
   const BF c = xsimd::fms(xsimd::floor(u * BF(8.0f)), BF(0.125f), BF(0.125f));  // exact
-  const BF shifter(sharp::simd::detail::kShifterF);
+  const BF shifter(sharp::simd::ExpConstants<float>::kShifter);
   const BF sc = shifter - c;  // exact: c a multiple of 1/8 below 2^17
   // Entries are clamped up to z_low = (c − 127)/s_hi (rounded twice: z_low·s_hi is within 2^-6 of
   // c − 127), where t rounds to exactly shifter − 127: k = −127, j = 0, and the table gives exactly
