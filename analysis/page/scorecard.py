@@ -283,21 +283,30 @@ LEMMA_ANCHOR = "dispersion-lemma"
 THRESHOLD_SPREAD, THRESHOLD_THETA, THRESHOLD_EPS, THRESHOLD_PAPER = 5.69, 1.0, 0.5, 297
 
 
+def _violation_rows(result, claim: str, anchor: str, paper: str, where: Provenance,
+                    missing_why: str, blame: str, note=lambda result: "") -> list:
+    """A check that counts violations of an inequality (column 'violations', one count per
+    point): identity when there are none, differs otherwise (`blame` says whose fault),
+    inconclusive when the file cannot say, not measured without a file. `note(result)` adds to
+    the verdict's text when all points hold."""
+    if result is None:
+        return [_not_measured(THEOREMS, claim, anchor, paper, missing_why, provenance=where)]
+    if "violations" not in result.metrics:
+        return [Row(THEOREMS, claim, anchor, paper, None, INCONCLUSIVE,
+                    "the file has no 'violations' column", provenance=where)]
+    violations = int(np.sum(result.metrics["violations"]))
+    return [Row(THEOREMS, claim, anchor, paper, violations,
+                IDENTITY if violations == 0 else DIFFERS,
+                (f"0 violations in {len(result)} points{note(result)}" if violations == 0 else
+                 f"{violations} violation(s){blame}"), provenance=where)]
+
+
 def lemma_rows(bounds, where: Provenance, missing_why: str) -> list:
     """`bounds`: a common.Result of experiment bounds, or None."""
-    claim = "exp(−δ/θ)/n ≤ α_k ≤ exp(δ/θ)/n for every logit law, n and δ/θ"
-    if bounds is None:
-        return [_not_measured(THEOREMS, claim, LEMMA_ANCHOR, "holds (lemma)", missing_why,
-                              provenance=where)]
-    if "violations" not in bounds.metrics:
-        return [Row(THEOREMS, claim, LEMMA_ANCHOR, "holds (lemma)", None, INCONCLUSIVE,
-                    "the file has no 'violations' column", provenance=where)]
-    violations = int(np.sum(bounds.metrics["violations"]))
-    return [Row(THEOREMS, claim, LEMMA_ANCHOR, "holds (lemma)", violations,
-                IDENTITY if violations == 0 else DIFFERS,
-                (f"0 violations in {len(bounds)} points" if violations == 0 else
-                 f"{violations} violation(s) in {len(bounds)} points: the library is wrong"),
-                provenance=where)]
+    return _violation_rows(
+        bounds, "exp(−δ/θ)/n ≤ α_k ≤ exp(δ/θ)/n for every logit law, n and δ/θ", LEMMA_ANCHOR,
+        "holds (lemma)", where, missing_why,
+        blame=(f" in {len(bounds)} points: the library is wrong" if bounds is not None else ""))
 
 
 # ---- derived here: the suite's own arithmetic on the paper's numbers, shown apart, never counted
@@ -340,22 +349,12 @@ def threshold_row(bounds, where: Provenance) -> Row:
 
 
 def weight_bound_rows(result, where: Provenance, missing_why: str) -> list:
-    claim = "δ ≤ 2·σmax(Q)·σmax(K)·‖y‖·max‖x_i‖"
-    anchor = "weight-norm-bound"
-    if result is None:
-        return [_not_measured(THEOREMS, claim, anchor, "holds (bound)", missing_why,
-                              provenance=where)]
-    if "violations" not in result.metrics:
-        return [Row(THEOREMS, claim, anchor, "holds (bound)", None, INCONCLUSIVE,
-                    "the file has no 'violations' column", provenance=where)]
-    violations = int(np.sum(result.metrics["violations"]))
-    tight = (f"; tightest trial δ/bound = {float(np.max(result.metrics['ratio_max'])):.3g}"
-             if "ratio_max" in result.metrics else "")
-    return [Row(THEOREMS, claim, anchor, "holds (bound)", violations,
-                IDENTITY if violations == 0 else DIFFERS,
-                (f"0 violations in {len(result)} points{tight}" if violations == 0 else
-                 f"{violations} violation(s): the experiment or the library is wrong"),
-                provenance=where)]
+    def tightest(r) -> str:
+        return (f"; tightest trial δ/bound = {float(np.max(r.metrics['ratio_max'])):.3g}"
+                if "ratio_max" in r.metrics else "")
+    return _violation_rows(result, "δ ≤ 2·σmax(Q)·σmax(K)·‖y‖·max‖x_i‖", "weight-norm-bound",
+                           "holds (bound)", where, missing_why,
+                           blame=": the experiment or the library is wrong", note=tightest)
 
 
 def entropy_rows(result, where: Provenance, missing_why: str, tolerance: float = 1e-4) -> list:

@@ -388,3 +388,30 @@ def test_a_differs_row_without_a_known_cause_is_refused():
     row = sc.Row("a group nobody knows", "a claim", "notation", 1.0, 2.0, sc.DIFFERS, "why",
                  cause="Not explained.", cause_anchor="notation")
     assert row.cause == "Not explained."
+
+
+def test_violation_checks_give_each_verdict_they_can(tmp_path):
+    """The lemma and the weight bound share one rule (scorecard._violation_rows): no file → not
+    measured; no 'violations' column → inconclusive; none → identity; any → differs, with the
+    count and whose fault it is."""
+    class FakeResult:
+        def __init__(self, metrics, points):
+            self.metrics, self.points = metrics, points
+
+        def __len__(self):
+            return self.points
+
+    where = sc.Provenance("f.h5")
+    for rows_of, blame in ((sc.lemma_rows, "in 4 points: the library is wrong"),
+                           (sc.weight_bound_rows, ": the experiment or the library is wrong")):
+        assert rows_of(None, where, "no file")[0].verdict == sc.NOT_MEASURED
+        assert rows_of(FakeResult({}, 4), where, "")[0].verdict == sc.INCONCLUSIVE
+        held = rows_of(FakeResult({"violations": np.zeros(4, int)}, 4), where, "")[0]
+        assert held.verdict == sc.IDENTITY and held.ours == 0
+        assert held.why.startswith("0 violations in 4 points")
+        broken = rows_of(FakeResult({"violations": np.array([0, 2, 1, 0])}, 4), where, "")[0]
+        assert broken.verdict == sc.DIFFERS and broken.ours == 3
+        assert broken.why == ("3 violation(s) " + blame).replace(" :", ":")
+    tight = sc.weight_bound_rows(FakeResult({"violations": np.zeros(2, int),
+                                             "ratio_max": np.array([0.25, 0.5])}, 2), where, "")[0]
+    assert tight.why == "0 violations in 2 points; tightest trial δ/bound = 0.5"
