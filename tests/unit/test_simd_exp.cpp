@@ -1,8 +1,9 @@
-// The library's vectorised exp and exp2 (core/simd_exp.hpp) against long double: the maximum error
-// in ulps over the whole domain, the flush to 0 below DBL_MIN (−inf included), overflow to +inf,
-// NaN kept, exact powers of two, lanes equal to scalar calls, and the table lookup of the AVX2 /
-// AVX-512 path equal to the generic one lane at a time; and the bits of the float and double
-// functions pinned.
+// The library's vectorised exp and exp2 (core/simd_exp.hpp) on double lanes against long double:
+// the maximum error in ulps over the whole domain, the flush to 0 below DBL_MIN (−inf included),
+// overflow to +inf, NaN kept, exact powers of two. For both lane types (the float-only checks are in
+// test_simd_exp_float.cpp): the exact 0 at the kernels' clamp, lanes equal to scalar calls, the
+// table lookup of the AVX2 / AVX-512 path equal to the generic one lane at a time, and the bits of
+// every function pinned.
 #include <gtest/gtest.h>
 
 #include <cfloat>
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <iostream>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "core/simd_exp.hpp"
@@ -128,7 +130,8 @@ TEST(SimdExp, OverflowsToInfinity) {
   EXPECT_EQ(sharp::simd::exp(710.0), kInf);
   EXPECT_EQ(sharp::simd::exp(1e300), kInf);
   EXPECT_EQ(sharp::simd::exp(kInf), kInf);
-  EXPECT_LE(ulp_error(sharp::simd::exp(709.7827), std::exp(static_cast<long double>(709.7827))), kMaxUlp);  // 0.99999·DBL_MAX
+  EXPECT_LE(ulp_error(sharp::simd::exp(709.7827), std::exp(static_cast<long double>(709.7827))),
+            kMaxUlp);  // 0.99999·DBL_MAX
   EXPECT_EQ(sharp::simd::exp2(1024.0), kInf);
   EXPECT_EQ(sharp::simd::exp2(kInf), kInf);
   EXPECT_LT(sharp::simd::exp2(1023.99), kInf);
@@ -149,41 +152,69 @@ TEST(SimdExp, ExactWherePossible) {
   EXPECT_EQ(sharp::simd::exp2(0.5), std::sqrt(2.0));
 }
 
+// The tests below hold for both lane types, the one method over ExpConstants<T>.
+template <class T>
+class SimdExpBothTypes : public ::testing::Test {};
+using LaneTypes = ::testing::Types<double, float>;
+TYPED_TEST_SUITE(SimdExpBothTypes, LaneTypes);
+
 // Kernels clamp y at kExp2Zero to weigh masked entries 0 without a select: exactly +0 there, and
-// between it and the domain's bottom some value in [0, 2^-1022), never negative, NaN or large.
-TEST(SimdExp, Exp2InRangeIsExactlyZeroAtItsClamp) {
-  const double zero = sharp::simd::exp2_in_range(B(sharp::simd::kExp2Zero)).get(0);
-  EXPECT_EQ(zero, 0.0);
+// between it and the domain's bottom (2^-1022, 2^-126) some value below the smallest normal, never
+// negative, NaN or large.
+TYPED_TEST(SimdExpBothTypes, Exp2InRangeIsExactlyZeroAtItsClamp) {
+  using T = TypeParam;
+  using BT = xsimd::batch<T>;
+  const T clamp = sharp::simd::ExpConstants<T>::kExp2Zero;
+  const T zero = sharp::simd::exp2_in_range(BT(clamp)).get(0);
+  EXPECT_EQ(zero, T(0));
   EXPECT_FALSE(std::signbit(zero));
-  for (double y = sharp::simd::kExp2Zero; y < -1022.0; y += 1.0 / 1024) {
-    const double v = sharp::simd::exp2_in_range(B(y)).get(0);
-    ASSERT_TRUE(v >= 0.0 && v < DBL_MIN) << y << " -> " << v;
+  const T bottom = T(std::numeric_limits<T>::min_exponent - 1);  // −1022, −126
+  for (T y = clamp; y < bottom; y += T(1) / 1024) {
+    const T v = sharp::simd::exp2_in_range(BT(y)).get(0);
+    ASSERT_TRUE(v >= T(0) && v < std::numeric_limits<T>::min()) << y << " -> " << v;
   }
 }
 
-TEST(SimdExp, LanesAgreeWithScalarCalls) {
-  alignas(64) double x[B::size], lane[B::size];
-  for (std::size_t j = 0; j < B::size; ++j) x[j] = -0.37 * static_cast<double>(j * j) - 0.11 + 3.0 * (j % 2);
-  sharp::simd::exp2(B::load_aligned(x)).store_aligned(lane);
-  for (std::size_t j = 0; j < B::size; ++j) EXPECT_EQ(lane[j], sharp::simd::exp2(x[j])) << j;
-  sharp::simd::exp(B::load_aligned(x)).store_aligned(lane);
-  for (std::size_t j = 0; j < B::size; ++j) EXPECT_EQ(lane[j], sharp::simd::exp(x[j])) << j;
+TYPED_TEST(SimdExpBothTypes, LanesAgreeWithScalarCalls) {
+  using T = TypeParam;
+  using BT = xsimd::batch<T>;
+  const auto scalar_exp2 = [](T x) {
+    if constexpr (std::is_same_v<T, double>)
+      return sharp::simd::exp2(x);
+    else
+      return sharp::simd::exp2f(x);
+  };
+  const auto scalar_exp = [](T x) {
+    if constexpr (std::is_same_v<T, double>)
+      return sharp::simd::exp(x);
+    else
+      return sharp::simd::expf(x);
+  };
+  alignas(64) T x[BT::size], lane[BT::size];
+  for (std::size_t j = 0; j < BT::size; ++j) x[j] = T(-0.37) * static_cast<T>(j * j) - T(0.11) + T(3) * T(j % 2);
+  sharp::simd::exp2(BT::load_aligned(x)).store_aligned(lane);
+  for (std::size_t j = 0; j < BT::size; ++j) EXPECT_EQ(lane[j], scalar_exp2(x[j])) << j;
+  sharp::simd::exp(BT::load_aligned(x)).store_aligned(lane);
+  for (std::size_t j = 0; j < BT::size; ++j) EXPECT_EQ(lane[j], scalar_exp(x[j])) << j;
 }
 
-// The in-register table lookup (vpermd on AVX2, vpermq on AVX-512) against the reference lookup
-// one lane at a time (the path of other ISAs): the same bits, over every table index and the whole
-// exponent range.
-TEST(SimdExp, RegisterTableMatchesLaneByLaneLookup) {
-  alignas(64) double y[B::size];
+// The in-register table lookup (doubles: vpermd on AVX2, vpermq on AVX-512; floats: vpermps)
+// against the reference lookup one lane at a time (the path of other ISAs): the same bits, over
+// every table index and the whole exponent range, from the clamp to the top.
+TYPED_TEST(SimdExpBothTypes, RegisterTableMatchesLaneByLaneLookup) {
+  using T = TypeParam;
+  using BT = xsimd::batch<T>;
+  alignas(64) T y[BT::size];
   std::size_t filled = 0;
-  for (double v = -1022.0; v < 1023.9375; v += 0.0625 * 0.999) {
+  const T top = T(std::numeric_limits<T>::max_exponent) - T(0.0625);  // 1023.9375, 127.9375
+  for (T v = sharp::simd::ExpConstants<T>::kExp2Zero; v < top; v += T(0.0625 * 0.999)) {
     y[filled++] = v;
-    if (filled < B::size) continue;
+    if (filled < BT::size) continue;
     filled = 0;
-    const B t = B::load_aligned(y) + B(sharp::simd::ExpConstants<double>::kShifter);
-    const B fast = sharp::simd::detail::table_scale(t);
-    const B slow = sharp::simd::detail::table_scale_by_lane(t);
-    for (std::size_t l = 0; l < B::size; ++l) ASSERT_EQ(fast.get(l), slow.get(l)) << y[l];
+    const BT t = BT::load_aligned(y) + BT(sharp::simd::ExpConstants<T>::kShifter);
+    const BT fast = sharp::simd::detail::table_scale(t);
+    const BT slow = sharp::simd::detail::table_scale_by_lane(t);
+    for (std::size_t l = 0; l < BT::size; ++l) ASSERT_EQ(fast.get(l), slow.get(l)) << y[l];
   }
 }
 

@@ -1,8 +1,8 @@
 // The library's float exp and exp2 (core/simd_exp.hpp) against long double: the maximum error
 // in float ulps over the whole domain (every 211th float of it, and the reduction's breakpoints),
-// the flush to 0 below FLT_MIN (−inf included), overflow to +inf, NaN kept, exact powers of two,
-// the exact 0 at the kernels' clamp, lanes equal to scalar calls, and the register table lookup
-// equal to the lane-by-lane one.
+// the flush to 0 below FLT_MIN (−inf included), overflow to +inf, NaN kept, exact powers of two.
+// What holds for both lane types (the clamp, lanes against scalar calls, the register table, the
+// pinned bits) is tested once, for both, in test_simd_exp.cpp.
 #include <gtest/gtest.h>
 
 #include <cfloat>
@@ -66,7 +66,7 @@ TEST(SimdExpFloat, Exp2WithinBoundOverItsDomain) {
       worst = err;
       worst_at = y;
     }
-    if (y < 127.9375f) {   // the same bits in range
+    if (y < 127.9375f) {  // the same bits in range
       ASSERT_EQ(sharp::simd::exp2_in_range(B(y)).get(0), got) << y;
     }
   }
@@ -78,7 +78,8 @@ TEST(SimdExpFloat, Exp2WithinBoundOverItsDomain) {
 TEST(SimdExpFloat, ExpWithinBoundOverItsDomain) {
   double worst = 0.0;
   float worst_at = 0.0f;
-  const std::vector<float> xs = arguments(sharp::simd::ExpConstants<float>::kExpLowest, sharp::simd::ExpConstants<float>::kExpHighest, 0.69314718f, 211);
+  const std::vector<float> xs = arguments(sharp::simd::ExpConstants<float>::kExpLowest,
+                                          sharp::simd::ExpConstants<float>::kExpHighest, 0.69314718f, 211);
   for (float x : xs) {
     const float got = sharp::simd::expf(x);
     const double err = ulp_error(got, std::exp(static_cast<long double>(x)));
@@ -101,7 +102,8 @@ TEST(SimdExpFloat, FlushesBelowFltMinToZero) {
     ASSERT_EQ(sharp::simd::expf(x), 0.0f) << x;
     ASSERT_EQ(sharp::simd::expf_bounded(x), 0.0f) << x;
   }
-  EXPECT_GE(std::exp(static_cast<long double>(sharp::simd::ExpConstants<float>::kExpLowest)), static_cast<long double>(FLT_MIN));
+  EXPECT_GE(std::exp(static_cast<long double>(sharp::simd::ExpConstants<float>::kExpLowest)),
+            static_cast<long double>(FLT_MIN));
   EXPECT_GE(sharp::simd::expf(sharp::simd::ExpConstants<float>::kExpLowest), FLT_MIN);
   EXPECT_EQ(sharp::simd::expf(-1e30f), 0.0f);
   EXPECT_EQ(sharp::simd::expf(-kInf), 0.0f);
@@ -114,7 +116,8 @@ TEST(SimdExpFloat, FlushesBelowFltMinToZero) {
 TEST(SimdExpFloat, OverflowsToInfinity) {
   EXPECT_LT(sharp::simd::expf(sharp::simd::ExpConstants<float>::kExpHighest), kInf);
   EXPECT_LE(ulp_error(sharp::simd::expf(sharp::simd::ExpConstants<float>::kExpHighest),
-                      std::exp(static_cast<long double>(sharp::simd::ExpConstants<float>::kExpHighest))), kMaxUlp);
+                      std::exp(static_cast<long double>(sharp::simd::ExpConstants<float>::kExpHighest))),
+            kMaxUlp);
   EXPECT_EQ(sharp::simd::expf(std::nextafter(sharp::simd::ExpConstants<float>::kExpHighest, kInf)), kInf);
   EXPECT_EQ(sharp::simd::expf(89.0f), kInf);
   EXPECT_EQ(sharp::simd::expf(kInf), kInf);
@@ -135,43 +138,6 @@ TEST(SimdExpFloat, ExactWherePossible) {
   for (int k = -126; k <= 127; ++k) ASSERT_EQ(sharp::simd::exp2f(static_cast<float>(k)), std::ldexp(1.0f, k)) << k;
   EXPECT_EQ(sharp::simd::expf(0.0f), 1.0f);
   EXPECT_EQ(sharp::simd::expf(-0.0f), 1.0f);
-}
-
-// Kernels clamp y at kExp2ZeroF to weigh masked entries 0 without a select: exactly +0 there, and
-// between it and the domain's bottom some value in [0, 2^-126), never negative, NaN or large.
-TEST(SimdExpFloat, Exp2InRangeIsExactlyZeroAtItsClamp) {
-  const float zero = sharp::simd::exp2_in_range(B(sharp::simd::kExp2ZeroF)).get(0);
-  EXPECT_EQ(zero, 0.0f);
-  EXPECT_FALSE(std::signbit(zero));
-  for (float y = sharp::simd::kExp2ZeroF; y < -126.0f; y += 1.0f / 1024) {
-    const float v = sharp::simd::exp2_in_range(B(y)).get(0);
-    ASSERT_TRUE(v >= 0.0f && v < FLT_MIN) << y << " -> " << v;
-  }
-}
-
-TEST(SimdExpFloat, LanesAgreeWithScalarCalls) {
-  alignas(64) float x[B::size], lane[B::size];
-  for (std::size_t j = 0; j < B::size; ++j) x[j] = -0.37f * static_cast<float>(j * j) - 0.11f + 3.0f * (j % 2);
-  sharp::simd::exp2(B::load_aligned(x)).store_aligned(lane);
-  for (std::size_t j = 0; j < B::size; ++j) EXPECT_EQ(lane[j], sharp::simd::exp2f(x[j])) << j;
-  sharp::simd::exp(B::load_aligned(x)).store_aligned(lane);
-  for (std::size_t j = 0; j < B::size; ++j) EXPECT_EQ(lane[j], sharp::simd::expf(x[j])) << j;
-}
-
-// vpermps on AVX2 / AVX-512 against the reference lookup one lane at a time: the same bits over
-// every table index and the whole exponent range.
-TEST(SimdExpFloat, RegisterTableMatchesLaneByLaneLookup) {
-  alignas(64) float y[B::size];
-  std::size_t filled = 0;
-  for (float v = -127.0f; v < 127.9375f; v += 0.0625f * 0.999f) {
-    y[filled++] = v;
-    if (filled < B::size) continue;
-    filled = 0;
-    const B t = B::load_aligned(y) + B(sharp::simd::ExpConstants<float>::kShifter);
-    const B fast = sharp::simd::detail::table_scale(t);
-    const B slow = sharp::simd::detail::table_scale_by_lane(t);
-    for (std::size_t l = 0; l < B::size; ++l) ASSERT_EQ(fast.get(l), slow.get(l)) << y[l];
-  }
 }
 
 }  // namespace
