@@ -47,8 +47,7 @@ def seed_interval(fractions, samples, models) -> tuple:
 
 
 def make(path: str, outdir: str) -> list:
-    r = common.load_result(path, EXPERIMENT)
-    NEEDS.check(r, finite=False)
+    r = NEEDS.load(path, finite=False)
     evaluated = np.asarray(r.metrics["evaluated"]) == 1
     if not evaluated.any():
         raise common.ResultFileError(f"{path}: no point was evaluated (every algorithm outside the models' training)")

@@ -36,8 +36,7 @@ PILOT_SEED = 1
 
 def curves(path: str) -> list:
     """[(task label, normaliser, seed, {series: array})] of every model of the file."""
-    r = common.load_result(path, EXPERIMENT)
-    NEEDS.check(r)
+    r = NEEDS.load(path)
     out = []
     for i, point in enumerate(r.ids):
         p = {name: common._decode(values[i]) for name, values in r.params.items()}

@@ -156,8 +156,7 @@ def draw(rows: list):
 
 def make(path: str, outdir: str) -> list:
     """transformer_logit_spread.{png,pdf,md}; returns the paths."""
-    result = common.load_result(path, EXPERIMENT)
-    NEEDS.check(result)
+    result = NEEDS.load(path)
     trained_path = os.path.join(os.path.dirname(os.path.abspath(path)), td.INPUT_FILE)
     trained = []
     if os.path.exists(trained_path):

@@ -110,8 +110,7 @@ def draw(result: common.Result, by_d_model: dict):
 
 def make(path: str, outdir: str) -> list:
     """Figure weight_bound.{png,pdf}; returns the paths."""
-    result = common.load_result(path, EXPERIMENT)
-    NEEDS.check(result)
+    result = NEEDS.load(path)
     if len(result) == 0:
         raise common.ResultFileError(f"{path}: no points to plot; the run's grid was empty.")
     by_d_model = ratios_by_d_model(result)

@@ -28,8 +28,7 @@ def trained_normalisers(eval_path: str, references: list) -> dict:
 def read_points(path: str) -> tuple:
     """(result, checkpoint [P] str, algorithm [P] str, length [P] int, evaluated [P] bool,
     in_training_lengths [P] bool) of an eval-text file; refuses one lacking these columns."""
-    r = common.load_result(path, EXPERIMENT)
-    NEEDS.check(r, finite=False)
+    r = NEEDS.load(path, finite=False)
     return (r, [str(common._decode(x)) for x in r.params["checkpoint"]],
             [str(common._decode(x)) for x in r.params["algorithm"]],
             np.asarray(r.params["length"], dtype=int), np.asarray(r.metrics["evaluated"]) == 1,

@@ -58,8 +58,7 @@ def _train_tokens(result: common.Result, rows, largest_length: float) -> float:
 
 def trained_models(path: str) -> tuple:
     """(result, [TrainedModel]) for every trained model of the file (random ones are skipped)."""
-    result = common.load_result(path, EXPERIMENT)
-    NEEDS.check(result)
+    result = NEEDS.load(path)
     refs = [str(common._decode(x)) for x in result.params["checkpoint"]]
     training = text_results.training_params(path, sorted({r for r in refs if r != "none"}))
     checks = {(c.key["checkpoint"], c.key["input"]): c for c in transformer_theorem.check_models(result)}

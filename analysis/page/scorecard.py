@@ -287,8 +287,8 @@ def _violation_rows(result, claim: str, anchor: str, paper: str, where: Provenan
                     missing_why: str, blame: str, note=lambda result: "") -> list:
     """A check that counts violations of an inequality (column 'violations', one count per
     point): identity when there are none, differs otherwise (`blame` says whose fault),
-    inconclusive when the file cannot say, not measured without a file. `note(result)` adds to
-    the verdict's text when all points hold."""
+    inconclusive when the file cannot say, not measured without a file. `blame` may name the
+    file's {points}; `note(result)` adds to the verdict's text when all points hold."""
     if result is None:
         return [_not_measured(THEOREMS, claim, anchor, paper, missing_why, provenance=where)]
     if "violations" not in result.metrics:
@@ -298,15 +298,14 @@ def _violation_rows(result, claim: str, anchor: str, paper: str, where: Provenan
     return [Row(THEOREMS, claim, anchor, paper, violations,
                 IDENTITY if violations == 0 else DIFFERS,
                 (f"0 violations in {len(result)} points{note(result)}" if violations == 0 else
-                 f"{violations} violation(s){blame}"), provenance=where)]
+                 f"{violations} violation(s){blame.format(points=len(result))}"), provenance=where)]
 
 
 def lemma_rows(bounds, where: Provenance, missing_why: str) -> list:
     """`bounds`: a common.Result of experiment bounds, or None."""
     return _violation_rows(
         bounds, "exp(−δ/θ)/n ≤ α_k ≤ exp(δ/θ)/n for every logit law, n and δ/θ", LEMMA_ANCHOR,
-        "holds (lemma)", where, missing_why,
-        blame=(f" in {len(bounds)} points: the library is wrong" if bounds is not None else ""))
+        "holds (lemma)", where, missing_why, blame=" in {points} points: the library is wrong")
 
 
 # ---- derived here: the suite's own arithmetic on the paper's numbers, shown apart, never counted
